@@ -1,0 +1,358 @@
+"""AbsOpBase: the extension point every operator subclasses, and the registry it fills.
+
+An operator declares
+  * ``in_dtypes`` / ``out_dtypes``: one tuple per viable dtype combination (row i of one goes with
+    row i of the other);
+  * ``inp_ranks`` / ``out_ranks``: one tuple of viable ranks per input / output (class defaults,
+    overridable per instance in ``__init__``);
+  * ``__init__(self, *symbolic_ints, **choices)``: positional parameters are symbolic ints solved by
+    Z3 (a ``*args`` parameter takes a count from ``num_var_param``); keyword-only parameters are
+    discrete choices drawn from ``attr_choices``;
+  * ``type_transfer(inputs) -> outputs`` and ``requires(inputs) -> [predicates]``;
+  * optionally ``deduct_inp_ranks_and_dtype(outputs)`` for backward insertion.
+
+Callers use the ``checked_*`` wrappers, which validate counts, ranks and dtypes and name the operator
+in every error. Defining a concrete subclass registers it under ``name`` (default: the class name).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+
+from nnfuzz.abstract import arith
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.tensor import AbsTensor
+from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError, OpDefinitionError
+
+MAX_RANK = 5
+RANK_ALL: Tuple[int, ...] = tuple(range(MAX_RANK + 1))
+
+
+def ranks(lo: int, hi: int = MAX_RANK) -> Tuple[int, ...]:
+    """The ranks lo..hi inclusive."""
+    return tuple(range(lo, hi + 1))
+
+
+# Kinds of symbolic attribute, used by attribute binning.
+ATTR_KINDS = ("size", "pad", "index", "any")
+
+OP_REGISTRY: Dict[str, type] = {}
+
+
+class AbsOpBase:
+    # ---- declared by subclasses -------------------------------------------------------------
+    in_dtypes: ClassVar[List[Tuple[DType, ...]]] = []
+    out_dtypes: ClassVar[List[Tuple[DType, ...]]] = []
+    num_var_param: ClassVar[Optional[List[int]]] = None
+    same_inp_dims: ClassVar[bool] = False
+    attr_choices: ClassVar[Dict[str, Sequence[Any]]] = {}
+    attr_kinds: ClassVar[Dict[str, str]] = {}
+    inp_ranks: List[Tuple[int, ...]] = [RANK_ALL]
+    out_ranks: List[Tuple[int, ...]] = [RANK_ALL]
+
+    # ---- filled on class creation -----------------------------------------------------------
+    name: ClassVar[str]
+    family: ClassVar[str]
+    _abstract: ClassVar[bool] = True
+    _sym_params: ClassVar[Tuple[str, ...]] = ()
+    _var_param: ClassVar[Optional[str]] = None
+    _kw_params: ClassVar[Tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, abstract: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:
+            cls.name = cls.__name__
+        if "family" not in cls.__dict__ and not any("family" in b.__dict__ for b in cls.__mro__[1:-1]):
+            cls.family = cls.__module__.rsplit(".", 1)[-1]
+        cls._abstract = abstract
+        _read_signature(cls)
+        if not abstract:
+            _validate_class(cls)
+            _register(cls)
+
+    def __new__(cls, *args, **kwargs):
+        if cls._abstract:
+            raise OpDefinitionError(f"{cls.__name__} is an abstract operator family; instantiate a subclass")
+        obj = super().__new__(cls)
+        obj._args = tuple(args)
+        obj._kwargs = dict(kwargs)
+        return obj
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise OpDefinitionError(
+                f"{type(self).__name__} takes no attributes but got args={args} kwargs={kwargs}; "
+                "declare them as parameters of its __init__"
+            )
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def type_transfer(self, inputs: List[AbsTensor]) -> List[AbsTensor]:
+        raise NotImplementedError(f"{self.name} must implement type_transfer")
+
+    def requires(self, inputs: List[AbsTensor]) -> list:
+        return []
+
+    def deduct_inp_ranks_and_dtype(self, outputs: List[AbsTensor], rng=None) -> List[Tuple[int, DType]]:
+        """Input (rank, dtype) pairs that can produce ``outputs``. Default: rank-preserving op."""
+        in_row = self._pick_in_row([o.dtype for o in outputs], rng)
+        rank = outputs[0].ndims
+        if any(rank not in r for r in self.inp_ranks):
+            raise ConstraintError(f"{self.name} cannot take rank-{rank} inputs")
+        return [(rank, dt) for dt in in_row]
+
+    # ---- checked wrappers -------------------------------------------------------------------
+    def checked_type_transfer(self, inputs: List[AbsTensor]) -> List[AbsTensor]:
+        self._check_inputs(inputs)
+        try:
+            outputs = self.type_transfer(list(inputs))
+        except NNFuzzError:
+            raise
+        except Exception as e:
+            raise OpDefinitionError(
+                f"{self!r}.type_transfer raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}"
+            ) from e
+        self._check_outputs(inputs, outputs)
+        return outputs
+
+    def checked_requires(self, inputs: List[AbsTensor]) -> list:
+        self._check_inputs(inputs)
+        try:
+            preds = self.requires(list(inputs))
+        except NNFuzzError:
+            raise
+        except Exception as e:
+            raise OpDefinitionError(
+                f"{self!r}.requires raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}"
+            ) from e
+        if not isinstance(preds, (list, tuple)):
+            raise OpDefinitionError(f"{self.name}.requires must return a list of predicates, got {preds!r}")
+        out = []
+        for p in arith._flatten(preds):
+            if isinstance(p, bool):
+                if not p:
+                    out.append(False)
+            elif isinstance(p, arith.z3.BoolRef):
+                out.append(p)
+            else:
+                raise OpDefinitionError(
+                    f"{self.name}.requires returned {p!r} ({type(p).__name__}); expected a bool or z3 predicate"
+                )
+        return out
+
+    def checked_deduct(self, outputs: List[AbsTensor], rng=None) -> List[Tuple[int, DType]]:
+        pairs = self.deduct_inp_ranks_and_dtype(outputs, rng)
+        if len(pairs) != self.n_inputs:
+            raise OpDefinitionError(
+                f"{self.name}.deduct_inp_ranks_and_dtype returned {len(pairs)} inputs, expected {self.n_inputs}"
+            )
+        return pairs
+
+    # ---- helpers for subclasses -------------------------------------------------------------
+    def out_dtypes_for(self, inputs: List[AbsTensor]) -> Tuple[DType, ...]:
+        key = tuple(t.dtype for t in inputs)
+        for i, row in enumerate(self.in_dtypes):
+            if row == key:
+                return self.out_dtypes[i]
+        raise InternalError(f"{self.name}: no dtype row for inputs {key}; rows: {self.in_dtypes}")
+
+    def _pick_in_row(self, out_dts, rng) -> Tuple[DType, ...]:
+        key = tuple(out_dts)
+        rows = [self.in_dtypes[i] for i, r in enumerate(self.out_dtypes) if r == key]
+        if not rows:
+            raise ConstraintError(f"{self.name} cannot produce dtypes {key}")
+        return rows[rng.randrange(len(rows))] if rng is not None else rows[0]
+
+    # ---- introspection ----------------------------------------------------------------------
+    @property
+    def n_inputs(self) -> int:
+        return len(self.inp_ranks)
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.out_ranks)
+
+    @property
+    def args(self) -> tuple:
+        return self._args
+
+    @property
+    def kwargs(self) -> dict:
+        return self._kwargs
+
+    @property
+    def attrs(self) -> Dict[str, Any]:
+        """Attribute names to values, in declaration order (a ``*args`` parameter becomes a list)."""
+        out: Dict[str, Any] = {}
+        n = len(self._sym_params)
+        for pname, v in zip(self._sym_params, self._args[:n]):
+            out[pname] = v
+        if self._var_param is not None:
+            out[self._var_param] = list(self._args[n:])
+        out.update(self._kwargs)
+        return out
+
+    @classmethod
+    def sym_param_names(cls, n_var: int = 0) -> List[str]:
+        names = list(cls._sym_params)
+        if cls._var_param is not None:
+            names += [f"{cls._var_param}{i}" for i in range(n_var)]
+        return names
+
+    @classmethod
+    def attr_kind(cls, pname: str) -> str:
+        if pname in cls.attr_kinds:
+            return cls.attr_kinds[pname]
+        if cls._var_param is not None and pname.startswith(cls._var_param):
+            return cls.attr_kinds.get(cls._var_param, "size")
+        return "size"
+
+    def is_concrete(self) -> bool:
+        return not any(arith.is_sym(a) for a in self._args)
+
+    def to_json(self) -> dict:
+        return {
+            "op": self.name,
+            "module": type(self).__module__,
+            "args": [_enc(a) for a in self._args],
+            "kwargs": {k: _enc(v) for k, v in self._kwargs.items()},
+        }
+
+    def __repr__(self) -> str:
+        parts = []
+        for k, v in self.attrs.items():
+            parts.append(f"{k}={v}")
+        return f"{self.name}({', '.join(parts)})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.is_concrete() and other.is_concrete() and \
+            self._args == other._args and self._kwargs == other._kwargs
+
+    def __hash__(self) -> int:
+        return hash((self.name, self._args if self.is_concrete() else id(self)))
+
+    # ---- validation -------------------------------------------------------------------------
+    def _check_inputs(self, inputs: List[AbsTensor]) -> None:
+        if len(inputs) != self.n_inputs:
+            raise InternalError(f"{self!r} takes {self.n_inputs} inputs, got {len(inputs)}: {_fmt(inputs)}")
+        for i, (t, viable) in enumerate(zip(inputs, self.inp_ranks)):
+            if t.ndims not in viable:
+                raise InternalError(f"{self!r} input {i} has rank {t.ndims}, viable ranks {viable}")
+        if self.same_inp_dims and len({t.ndims for t in inputs}) > 1:
+            raise InternalError(f"{self!r} needs inputs of one rank, got {_fmt(inputs)}")
+        key = tuple(t.dtype for t in inputs)
+        if key not in self.in_dtypes:
+            raise InternalError(f"{self!r} got input dtypes {key}, viable: {self.in_dtypes}")
+
+    def _check_outputs(self, inputs, outputs) -> None:
+        if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, AbsTensor) for o in outputs):
+            raise OpDefinitionError(f"{self!r}.type_transfer must return a list of AbsTensor, got {outputs!r}")
+        if len(outputs) != self.n_outputs:
+            raise OpDefinitionError(
+                f"{self!r}.type_transfer returned {len(outputs)} outputs but out_ranks declares {self.n_outputs}"
+            )
+        for i, (o, viable) in enumerate(zip(outputs, self.out_ranks)):
+            if o.ndims not in viable:
+                raise OpDefinitionError(
+                    f"{self!r}.type_transfer gave output {i} rank {o.ndims}, outside out_ranks {viable} "
+                    f"(inputs {_fmt(inputs)})"
+                )
+        key = tuple(o.dtype for o in outputs)
+        if key not in self.out_dtypes:
+            raise OpDefinitionError(
+                f"{self!r}.type_transfer gave output dtypes {key}, not among out_dtypes {self.out_dtypes}"
+            )
+
+
+# ---- class-level machinery ----------------------------------------------------------------------
+
+def _read_signature(cls) -> None:
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return  # inherited
+    sym, var, kw = [], None, []
+    for p in list(inspect.signature(init).parameters.values())[1:]:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            sym.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            var = p.name
+        elif p.kind == p.KEYWORD_ONLY:
+            kw.append(p.name)
+    cls._sym_params, cls._var_param, cls._kw_params = tuple(sym), var, tuple(kw)
+
+
+def _validate_class(cls) -> None:
+    where = f"operator {cls.__module__}.{cls.__qualname__}"
+    if not cls.in_dtypes or not cls.out_dtypes:
+        raise OpDefinitionError(f"{where} must declare non-empty in_dtypes and out_dtypes")
+    if len(cls.in_dtypes) != len(cls.out_dtypes):
+        raise OpDefinitionError(
+            f"{where}: in_dtypes has {len(cls.in_dtypes)} rows but out_dtypes has {len(cls.out_dtypes)}; "
+            "row i of one pairs with row i of the other"
+        )
+    for rows, label in ((cls.in_dtypes, "in_dtypes"), (cls.out_dtypes, "out_dtypes")):
+        for row in rows:
+            if not isinstance(row, tuple) or not all(isinstance(d, DType) for d in row):
+                raise OpDefinitionError(f"{where}: each {label} row must be a tuple of DType, got {row!r}")
+    if cls._var_param is None and cls.num_var_param is not None:
+        raise OpDefinitionError(f"{where} sets num_var_param but its __init__ has no *args parameter")
+    if cls._var_param is not None and not cls.num_var_param:
+        raise OpDefinitionError(f"{where} has *{cls._var_param} in __init__; list its accepted counts in num_var_param")
+    for k in cls._kw_params:
+        if k not in cls.attr_choices or not cls.attr_choices[k]:
+            raise OpDefinitionError(f"{where}: keyword-only attribute {k!r} needs a non-empty attr_choices[{k!r}]")
+    for k, v in cls.attr_kinds.items():
+        if v not in ATTR_KINDS:
+            raise OpDefinitionError(f"{where}: attr_kinds[{k!r}] = {v!r}; valid kinds: {ATTR_KINDS}")
+
+
+def _register(cls) -> None:
+    prev = OP_REGISTRY.get(cls.name)
+    if prev is not None and (prev.__module__, prev.__qualname__) != (cls.__module__, cls.__qualname__):
+        raise OpDefinitionError(
+            f"operator name {cls.name!r} of {cls.__module__}.{cls.__qualname__} is already taken by "
+            f"{prev.__module__}.{prev.__qualname__}; set a distinct class attribute `name = ...`"
+        )
+    OP_REGISTRY[cls.name] = cls
+
+
+def _enc(v):
+    if isinstance(v, DType):
+        return {"dtype": v.value}
+    if isinstance(v, (list, tuple)):
+        return [_enc(x) for x in v]
+    if arith.is_sym(v):
+        raise ValueError(f"cannot serialise symbolic attribute {v}")
+    return v
+
+
+def _dec(v):
+    if isinstance(v, dict) and set(v) == {"dtype"}:
+        return DType.parse(v["dtype"])
+    if isinstance(v, list):
+        return tuple(_dec(x) for x in v)
+    return v
+
+
+def _fmt(tensors) -> str:
+    return "[" + ", ".join(str(t) for t in tensors) + "]"
+
+
+def op_from_json(data: dict) -> AbsOpBase:
+    name = data.get("op")
+    cls = OP_REGISTRY.get(name)
+    if cls is None:
+        load_builtin_ops()
+        cls = OP_REGISTRY.get(name)
+    if cls is None:
+        raise OpDefinitionError(
+            f"unknown operator {name!r} (defined in module {data.get('module')!r}); import that module first, "
+            "e.g. with mgen.include_modules=[...]"
+        )
+    return cls(*[_dec(a) for a in data.get("args", [])], **{k: _dec(v) for k, v in data.get("kwargs", {}).items()})
+
+
+def load_builtin_ops() -> Dict[str, type]:
+    """Import nnfuzz's own operator library (idempotent) and return the registry."""
+    import nnfuzz.abstract.ops  # noqa: F401  (registers on import)
+
+    return OP_REGISTRY

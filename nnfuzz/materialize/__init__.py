@@ -1,0 +1,1 @@
+"""GraphIR -> framework models (torch module, ONNX file) and the data they run on."""

@@ -1,0 +1,1 @@
+"""torch.nn.Module -> ONNX model, and the checks every exported model must pass."""

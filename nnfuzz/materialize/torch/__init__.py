@@ -1,0 +1,1 @@
+"""PyTorch materialization: lowerings registry and GraphIR -> torch.nn.Module."""

@@ -1,0 +1,100 @@
+"""Check one concrete operator end to end: rules, torch eager, ONNX export, checker, ORT.
+
+Used by the per-family operator tests. Returns "ok" or "unsupported" (ORT has no kernel);
+anything else raises with the op named.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.tensor import AbsTensor
+from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
+from nnfuzz.materialize.torch.lowering import run_op
+from nnfuzz.materialize.values import random_array, to_numpy, to_torch
+
+
+def check_op(op, inputs, *, seed: int = 0, run_ort: bool = True) -> str:
+    import torch
+
+    inputs = [t if isinstance(t, AbsTensor) else AbsTensor(*t) for t in inputs]
+    assert op.is_concrete(), f"{op!r} has symbolic attributes"
+    outs = op.checked_type_transfer(inputs)
+    unsat = [p for p in op.checked_requires(inputs) if p is not True]
+    assert not unsat, f"{op!r} requires fails on {inputs}"
+    rng = np.random.default_rng(seed)
+    arrays = [random_array(t, rng) for t in inputs]
+    xs = [to_torch(a, t.dtype) for a, t in zip(arrays, inputs)]
+
+    class One(torch.nn.Module):
+        def forward(self, *args):
+            return tuple(run_op(op, *args))
+
+    got = One()(*xs)
+    assert len(got) == len(outs), f"{op!r}: torch gave {len(got)} outputs, type_transfer {len(outs)}"
+    for i, (g, w) in enumerate(zip(got, outs)):
+        assert list(g.shape) == list(w.shape), f"{op!r} out {i}: torch shape {list(g.shape)} vs {w.shape}"
+        assert DType.parse(g.dtype) == w.dtype, f"{op!r} out {i}: torch dtype {g.dtype} vs {w.dtype}"
+    in_names = [f"i{k}" for k in range(len(xs))]
+    out_names = [f"o{k}" for k in range(len(outs))]
+    model = export_onnx(One(), xs, in_names, out_names)
+    check_onnx(model, outs, out_names, where=repr(op))
+    if not run_ort:
+        return "ok"
+    import onnxruntime as ort
+
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception as e:  # ORT reports missing kernels at session creation
+        if "NOT_IMPLEMENTED" in str(e) or "Could not find an implementation" in str(e):
+            return "unsupported"
+        raise
+    feed_names = {i.name for i in sess.get_inputs()}
+    feed = {n: a for n, a in zip(in_names, arrays) if n in feed_names}
+    res = sess.run(out_names, feed)
+    for i, (r, w) in enumerate(zip(res, outs)):
+        assert list(r.shape) == list(w.shape), f"{op!r} out {i}: ORT shape {list(r.shape)} vs {w.shape}"
+    ref = [to_numpy(g) for g in got]
+    for i, (r, e, w) in enumerate(zip(res, ref, outs)):
+        if w.dtype.is_float and w.dtype in (DType.float32, DType.float64) and np.isfinite(e).all():
+            np.testing.assert_allclose(r, e, rtol=1e-3, atol=1e-3, err_msg=f"{op!r} out {i}")
+    return "ok"
+
+
+def solve_concrete(op_cls, in_ranks, in_dtypes, *, n_var: int = 0, kwargs=None, max_dim: int = 16,
+                   extra=None, seed: int = 0):
+    """Build ``op_cls`` symbolically over symbolic inputs, solve its rules with z3, return
+    ``(concrete_op, concrete_inputs)``. Fails the test if the rules are unsatisfiable.
+
+    ``extra(op, inputs) -> [predicates]`` may pin values (e.g. ``lambda op, xs: [op.stride == 2]``).
+    """
+    import random
+
+    import z3
+
+    kwargs = dict(kwargs or {})
+    names = op_cls.sym_param_names(n_var)
+    syms = [z3.Int(f"a_{n}") for n in names]
+    op = op_cls(*syms, **kwargs)
+    xs = [AbsTensor([z3.Int(f"x{i}_{d}") for d in range(r)], dt) for i, (r, dt) in enumerate(zip(in_ranks, in_dtypes))]
+    outs = op.checked_type_transfer(xs)
+    s = z3.Solver()
+    s.set("random_seed", seed)
+    s.add(*op.checked_requires(xs))
+    for t in xs + outs:
+        for d in t.shape:
+            s.add(d >= 1, d <= max_dim)
+    if extra is not None:
+        s.add(*extra(op, xs))
+    rnd = random.Random(seed)
+    prefs = [v == rnd.randint(1, 4) for v in syms]  # nudge away from z3's favourite zeros
+    if s.check(*prefs) != z3.sat:
+        assert s.check() == z3.sat, f"{op_cls.__name__}: requires unsatisfiable for ranks {in_ranks}"
+    m = s.model()
+
+    def val(e):
+        return m.eval(e, model_completion=True).as_long()
+
+    cop = op_cls(*[val(v) for v in syms], **kwargs)
+    cxs = [AbsTensor([val(d) for d in t.shape], t.dtype) for t in xs]
+    return cop, cxs
