@@ -1,0 +1,45 @@
+"""`nnfuzz <command> key=value ...`"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+from nnfuzz.errors import ConfigError, NNFuzzError
+
+COMMANDS = {
+    "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
+    "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
+}
+
+USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(
+    f"  {name:10s} {doc}" for name, doc in COMMANDS.items()
+) + "\n\nkeys: see conf/main.yaml and conf/mgen/default.yaml (any key can be overridden)."
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    cmd, args = argv[0], argv[1:]
+    if cmd not in COMMANDS:
+        print(f"nnfuzz: unknown command {cmd!r}; valid commands: {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    if any(a in ("-h", "--help") for a in args):
+        print(f"nnfuzz {cmd}: {COMMANDS[cmd]}")
+        return 0
+    try:
+        from nnfuzz.config import load_config
+
+        cfg = load_config(args)
+        return importlib.import_module(f"nnfuzz.commands.{cmd}").run(cfg)
+    except ConfigError as e:
+        print(f"nnfuzz: configuration error: {e}", file=sys.stderr)
+        return 2
+    except NNFuzzError as e:
+        print(f"nnfuzz: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `nnfuzz <command>`; each exposes ``run(cfg) -> exit code``."""

@@ -1,0 +1,79 @@
+"""`nnfuzz generate`: write n random valid models, one folder each.
+
+Each folder holds model.onnx, gir.json, oracle.pkl (inputs and torch-eager outputs) and meta.json
+(seed, policy, ops, timings). Model k uses graph seed ``mgen.seed + k``; ``nnfuzz generate n=1
+mgen.seed=<seed>`` with the same config rebuilds it exactly. Numbering continues in a non-empty folder.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from nnfuzz.errors import ConstraintError, NNFuzzError
+from nnfuzz.ui import Progress
+
+
+def next_index(out: Path) -> int:
+    nums = [int(p.name) for p in out.iterdir() if p.is_dir() and p.name.isdigit()] if out.exists() else []
+    return max(nums) + 1 if nums else 0
+
+
+def run(cfg) -> int:
+    import dataclasses
+
+    import nnfuzz
+    from nnfuzz.config import gen_policy
+    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+    from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
+
+    policy = gen_policy(cfg)
+    n = int(cfg.n)
+    if n < 1:
+        from nnfuzz.errors import ConfigError
+
+        raise ConfigError(f"n={n}; the number of models must be >= 1")
+    ops = select_ops(policy, usable=has_torch_lowering)
+    out = Path(str(cfg.out))
+    start = next_index(out)
+    failures = 0
+    with Progress(n, "generate", str(cfg.ui)) as prog:
+        for k in range(n):
+            seed = policy.seed + k
+            pol = dataclasses.replace(policy, seed=seed)
+            t0 = time.perf_counter()
+            try:
+                gir = GraphGenerator(pol, ops).generate()
+                t_gen = time.perf_counter() - t0
+                model = build_model(gir, seed, opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s))
+            except ConstraintError as e:
+                failures += 1
+                prog.log(f"seed {seed}: no graph: {e}")
+                prog.advance("failed")
+                continue
+            except NNFuzzError as e:
+                failures += 1
+                prog.log(f"seed {seed}: FAILED ({type(e).__name__}): {e}")
+                prog.advance("failed")
+                continue
+            meta = {
+                "seed": seed, "nnfuzz": nnfuzz.__version__, "nodes": gir.n_nodes, "ops": gir.op_names(),
+                "finite": model.oracle.output is not None, "policy": pol.to_dict(),
+                "opset": int(cfg.export.opset), "timings": {"gen_s": t_gen, **model.timings},
+            }
+            folder = out / f"{start + k:04d}"
+            write_folder_atomic(folder, {
+                "model.onnx": write_bytes(model.onnx.SerializeToString()),
+                "gir.json": lambda p, g=gir: p.write_text(g.dumps()),
+                "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
+                "meta.json": write_json(meta),
+            })
+            prog.advance(f"{gir.n_nodes} nodes")
+    print(json.dumps({"written": n - failures, "failed": failures, "out": str(out)}))
+    if failures:
+        print(f"nnfuzz generate: {failures} of {n} models failed (see messages above)", file=sys.stderr)
+    return 1 if failures else 0

@@ -1,0 +1,61 @@
+"""Hydra config composition (compose API: no working-directory change, no outputs/ folder)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import List
+
+from nnfuzz.errors import ConfigError
+
+
+def conf_dir() -> Path:
+    env = os.environ.get("NNFUZZ_CONF")
+    d = Path(env) if env else Path(__file__).resolve().parent.parent / "conf"
+    if not (d / "main.yaml").is_file():
+        raise ConfigError(
+            f"config folder {d} has no main.yaml; install nnfuzz from its repository with "
+            "`pip install -e .` or point NNFUZZ_CONF at the repository's conf/ folder"
+        )
+    return d
+
+
+def load_config(overrides: List[str]):
+    """Compose conf/main.yaml with ``key=value`` overrides; unknown keys fail with the valid ones."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+
+    for o in overrides:
+        if "=" not in o:
+            raise ConfigError(f"argument {o!r} is not key=value; example: `nnfuzz generate n=5 mgen.seed=1`")
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+            cfg = compose(config_name="main", overrides=list(overrides))
+    except HydraException as e:
+        msg = "\n".join(line for line in str(e).splitlines() if not line.startswith("To append"))
+        raise ConfigError(f"{msg}\nvalid keys: {', '.join(_valid_keys())}") from None
+    OmegaConf.set_struct(cfg, True)
+    return cfg
+
+
+def _valid_keys() -> List[str]:
+    from omegaconf import OmegaConf
+    import yaml
+
+    keys = []
+    main = yaml.safe_load((conf_dir() / "main.yaml").read_text())
+    for k, v in main.items():
+        if k == "defaults":
+            continue
+        keys += [f"{k}.{kk}" for kk in v] if isinstance(v, dict) else [k]
+    mgen = OmegaConf.load(conf_dir() / "mgen" / "default.yaml")
+    keys += [f"mgen.{k}" for k in mgen]
+    return keys
+
+
+def gen_policy(cfg):
+    from omegaconf import OmegaConf
+
+    from nnfuzz.generate.policy import GenPolicy
+
+    return GenPolicy.from_dict(OmegaConf.to_container(cfg.mgen, resolve=True))

@@ -1,0 +1,87 @@
+"""GenPolicy: every knob of graph generation in one typed, validated dataclass (config group `mgen`)."""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.errors import ConfigError
+
+
+@dataclass
+class GenPolicy:
+    seed: int = 0
+    max_nodes: int = 10            # operator instructions per graph
+    max_rank: int = 5              # highest tensor rank (0..5)
+    max_elems: int = 4096          # elements per tensor
+    dtypes: List[str] = field(default_factory=lambda: [d.value for d in DType])
+    include: List[str] = field(default_factory=list)    # op or family names; empty = all
+    exclude: List[str] = field(default_factory=list)    # op or family names
+    include_modules: List[str] = field(default_factory=list)  # user modules defining operators
+    op_weights: Dict[str, float] = field(default_factory=dict)  # op or family name -> weight (default 1)
+    binning: bool = True           # attribute binning on a log scale
+    forward_prob: float = 0.6      # forward insertion vs backward insertion
+    reuse_prob: float = 0.5        # an extra input reuses an existing tensor rather than a new placeholder
+    weight_prob: float = 0.3       # a final placeholder becomes a weight rather than a model input
+    guesses: int = 3               # binned guesses checked in Python before asking Z3
+    solver_timeout_ms: int = 200   # per Z3 check
+    graph_timeout_s: float = 10.0  # hard wall-clock bound per graph
+    max_attempts: int = 40         # failed insertions tolerated per graph before stopping
+
+    def __post_init__(self):
+        _check_int(self, "seed", lo=0)
+        _check_int(self, "max_nodes", lo=1)
+        _check_int(self, "max_rank", lo=0, hi=5)
+        _check_int(self, "max_elems", lo=1)
+        _check_int(self, "guesses", lo=0)
+        _check_int(self, "solver_timeout_ms", lo=1)
+        _check_int(self, "max_attempts", lo=1)
+        for name in ("forward_prob", "reuse_prob", "weight_prob"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")
+        if not isinstance(self.graph_timeout_s, (int, float)) or self.graph_timeout_s <= 0:
+            raise ConfigError(f"mgen.graph_timeout_s={self.graph_timeout_s!r} must be a positive number of seconds")
+        if not isinstance(self.binning, bool):
+            raise ConfigError(f"mgen.binning={self.binning!r} must be true or false")
+        self.dtypes = list(self.dtypes)
+        valid = [d.value for d in DType]
+        for d in self.dtypes:
+            if d not in valid:
+                raise ConfigError(f"mgen.dtypes has unknown dtype {d!r}; valid choices: {valid}")
+        if not self.dtypes:
+            raise ConfigError(f"mgen.dtypes is empty; pick from {valid}")
+        for name in ("include", "exclude", "include_modules"):
+            setattr(self, name, [str(x) for x in getattr(self, name)])
+        self.op_weights = {str(k): float(v) for k, v in dict(self.op_weights).items()}
+        for k, v in self.op_weights.items():
+            if v < 0:
+                raise ConfigError(f"mgen.op_weights.{k}={v} must be >= 0")
+
+    @property
+    def dtype_set(self) -> frozenset:
+        return frozenset(DType(d) for d in self.dtypes)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "GenPolicy":
+        known = [f.name for f in dataclasses.fields(cls)]
+        for k in data:
+            if k not in known:
+                near = difflib.get_close_matches(k, known, n=1)
+                hint = f" (did you mean mgen.{near[0]}?)" if near else ""
+                raise ConfigError(f"unknown key mgen.{k}{hint}; valid keys: {known}")
+        return cls(**dict(data))
+
+
+def _check_int(p, name, lo=None, hi=None):
+    v = getattr(p, name)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ConfigError(f"mgen.{name}={v!r} must be an integer")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+        raise ConfigError(f"mgen.{name}={v} is out of range; valid: {rng}")

@@ -1,0 +1,350 @@
+"""Graph construction by forward and backward insertion, one local problem per insertion.
+
+Forward: a new op consumes an existing tensor (plus other existing tensors or new placeholders).
+Backward: a new op produces an existing placeholder, its inputs being new placeholders or existing
+tensors that do not depend on that placeholder. Every insertion first tries a few binned guesses
+checked in plain Python; if none fits, the same rules are posed to Z3 with binning preferences.
+Either way the result is re-checked concretely before it enters the graph.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Dict, List, Optional, Tuple, Union
+
+import z3
+
+from nnfuzz.abstract import arith
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.tensor import AbsTensor
+from nnfuzz.errors import ConstraintError, InternalError
+from nnfuzz.generate import binning
+from nnfuzz.generate.opset import op_weight
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.generate.solver import LocalSolver
+from nnfuzz.gir import GraphIR, Inst
+
+# An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
+Slot = Union[str, Tuple[int, DType]]
+
+
+class GraphGenerator:
+    def __init__(self, policy: GenPolicy, ops: List[type]):
+        self.policy = policy
+        self.rng = random.Random(policy.seed)
+        self.ops = list(ops)
+        self.op_weights = [op_weight(c, policy) for c in self.ops]
+        self.allowed = policy.dtype_set
+        self.solver = LocalSolver(policy.solver_timeout_ms, self.rng)
+        self.vars: Dict[str, AbsTensor] = {}
+        self.placeholders: List[str] = []
+        self.insts: List[Inst] = []
+        self.uid = 0
+        self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
+
+    # ---- top level ---------------------------------------------------------------------------
+    def generate(self) -> GraphIR:
+        p = self.policy
+        deadline = time.monotonic() + p.graph_timeout_s
+        self._seed_placeholder()
+        failures = 0
+        while len(self.insts) < p.max_nodes and failures < p.max_attempts and time.monotonic() < deadline:
+            backward = self.placeholders and self.rng.random() >= p.forward_prob
+            ok = self._backward() if backward else self._forward()
+            if ok:
+                self.stats["backward" if backward else "forward"] += 1
+            else:
+                failures += 1
+                self.stats["failed"] += 1
+        if not self.insts:
+            raise ConstraintError(
+                f"could not insert any operator in {failures} attempts (ops: {[c.name for c in self.ops][:20]}...)"
+            )
+        return self._finalize()
+
+    def _seed_placeholder(self) -> None:
+        """The first placeholder takes its dtype and rank from a randomly drawn op that can consume it."""
+        for _ in range(100):
+            cls, kw, n_var, skel = self._draw_op()
+            rows = self._rows(skel) if skel is not None else []
+            ranks = [r for r in (skel.inp_ranks[0] if rows and skel.n_inputs else ()) if r <= self.policy.max_rank]
+            if ranks:
+                break
+        else:
+            raise ConstraintError(f"no operator accepts any of the dtypes {sorted(self.policy.dtypes)}")
+        dt = skel.in_dtypes[self.rng.choice(rows)][0]
+        rank = self.rng.choice(ranks)
+        shape = [binning.sample(self.rng.choice(binning.SIZE_BINS[:5]), self.rng) for _ in range(rank)]
+        while arith.prod(shape) > self.policy.max_elems:
+            i = shape.index(max(shape))
+            shape[i] = max(1, shape[i] // 2)
+        self._new_var(AbsTensor(shape, dt), placeholder=True)
+
+    # ---- insertion strategies ----------------------------------------------------------------
+    def _forward(self) -> bool:
+        cls, kw, n_var, skel = self._draw_op()
+        if skel is None:
+            return False
+        rows = self._rows(skel)
+        if not rows:
+            return False
+        in_row = skel.in_dtypes[self.rng.choice(rows)]
+        cands = [self._candidates(in_row[i], skel.inp_ranks[i]) for i in range(skel.n_inputs)]
+        live = [i for i, c in enumerate(cands) if c]
+        if not live:
+            return False
+        anchor = self.rng.choice(live)
+        slots: List[Optional[Slot]] = [None] * skel.n_inputs
+        slots[anchor] = self.rng.choice(cands[anchor])
+        arank = self.vars[slots[anchor]].ndims
+        for i in range(skel.n_inputs):
+            if slots[i] is not None:
+                continue
+            c = [v for v in cands[i] if not skel.same_inp_dims or self.vars[v].ndims == arank]
+            if c and self.rng.random() < self.policy.reuse_prob:
+                slots[i] = self.rng.choice(c)
+            else:
+                slots[i] = (self._placeholder_rank(skel, i, arank), in_row[i])
+        return self._insert(cls, kw, n_var, slots, target=None)
+
+    def _backward(self) -> bool:
+        target = self.rng.choice(self.placeholders)
+        t = self.vars[target]
+        cls, kw, n_var, skel = self._draw_op()
+        if skel is None or skel.n_outputs != 1 or t.ndims not in skel.out_ranks[0]:
+            return False
+        if not any(o == (t.dtype,) for o in (skel.out_dtypes[i] for i in self._rows(skel))):
+            return False
+        try:
+            pairs = skel.checked_deduct([t], self.rng)
+        except ConstraintError:
+            return False
+        if any(dt not in self.allowed or r > self.policy.max_rank for r, dt in pairs):
+            return False
+        banned = self._descendants(target)
+        slots: List[Slot] = []
+        for i, (r, dt) in enumerate(pairs):
+            c = [v for v in self._candidates(dt, (r,)) if v not in banned]
+            if c and self.rng.random() < self.policy.reuse_prob:
+                slots.append(self.rng.choice(c))
+            else:
+                slots.append((r, dt))
+        return self._insert(cls, kw, n_var, slots, target=target)
+
+    # ---- the insertion itself ----------------------------------------------------------------
+    def _insert(self, cls, kw, n_var, slots: List[Slot], target: Optional[str]) -> bool:
+        names = cls.sym_param_names(n_var)
+        refs = [self.vars[s] for s in slots if isinstance(s, str)] + ([self.vars[target]] if target else [])
+        index_bound = max([r.ndims for r in refs] + [s[0] for s in slots if not isinstance(s, str)] + [1]) + 1
+        kinds = [cls.attr_kind(n) for n in names]
+        if self.policy.binning:
+            for _ in range(self.policy.guesses):
+                vals = [self._guess_attr(k, index_bound) for k in kinds]
+                shapes = [None if isinstance(s, str) else self._guess_shape(s[0], refs) for s in slots]
+                got = self._try_concrete(cls, vals, kw, slots, shapes, target)
+                if got is not None:
+                    self.stats["guess_hits"] += 1
+                    return self._commit(got, slots, target)
+        if not names and all(isinstance(s, str) for s in slots):
+            got = self._try_concrete(cls, [], kw, slots, [None] * len(slots), target)  # nothing to solve
+        else:
+            got = self._solve(cls, names, kinds, kw, slots, target, index_bound)
+        if got is None:
+            return False
+        self.stats["z3_hits"] += 1
+        return self._commit(got, slots, target)
+
+    def _solve(self, cls, names, kinds, kw, slots, target, index_bound):
+        self.uid += 1
+        syms = [z3.Int(f"n{self.uid}_{n}") for n in names]
+        dims: List[z3.ArithRef] = []
+        inputs = []
+        for k, s in enumerate(slots):
+            if isinstance(s, str):
+                inputs.append(self.vars[s])
+            else:
+                shape = [z3.Int(f"n{self.uid}_in{k}_{d}") for d in range(s[0])]
+                dims += shape
+                inputs.append(AbsTensor(shape, s[1]))
+        try:
+            op = cls(*syms, **kw)
+            outs = op.checked_type_transfer(inputs)
+            cons = op.checked_requires(inputs)
+        except ConstraintError:
+            return None
+        cons += [d >= 1 for d in dims]
+        for k, s in enumerate(slots):
+            if not isinstance(s, str):
+                cons.append(inputs[k].nelement() <= self.policy.max_elems)
+        cons += self._output_constraints(outs, target)
+        cons = [c for c in cons if c is not True]
+        if any(c is False for c in cons):
+            return None
+        prefs = []
+        if self.policy.binning:
+            for v, kind in zip(syms, kinds):
+                b = binning.pick_bin(kind, self.rng, index_bound)
+                if b is not None:
+                    prefs.append(binning.preference(v, b, self.rng))
+            for v in dims:
+                prefs.append(binning.preference(v, self.rng.choice(binning.SIZE_BINS[:5]), self.rng))
+        vals = self.solver.solve(cons, prefs, syms + dims)
+        if vals is None:
+            return None
+        attr_vals, dim_vals = vals[: len(syms)], vals[len(syms):]
+        shapes, pos = [], 0
+        for s in slots:
+            if isinstance(s, str):
+                shapes.append(None)
+            else:
+                shapes.append(dim_vals[pos: pos + s[0]])
+                pos += s[0]
+        got = self._try_concrete(cls, attr_vals, kw, slots, shapes, target)
+        if got is None:
+            raise InternalError(
+                f"{cls.name}: Z3 found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
+                "satisfying the symbolic rules, but the same rules fail on those concrete values; "
+                "type_transfer/requires must not branch on symbolic values"
+            )
+        return got
+
+    def _try_concrete(self, cls, vals, kw, slots, shapes, target):
+        inputs = [self.vars[s] if isinstance(s, str) else AbsTensor(shape, s[1]) for s, shape in zip(slots, shapes)]
+        for t in inputs:
+            if any(d < 1 for d in t.shape) or t.nelement() > self.policy.max_elems:
+                return None
+        try:
+            op = cls(*vals, **kw)
+            outs = op.checked_type_transfer(inputs)
+            preds = op.checked_requires(inputs)
+        except ConstraintError:
+            return None
+        if preds or any(c is False for c in self._output_constraints(outs, target)):
+            return None
+        return op, inputs, outs
+
+    def _output_constraints(self, outs: List[AbsTensor], target: Optional[str]) -> list:
+        cons = []
+        for o in outs:
+            if o.ndims > self.policy.max_rank:
+                return [False]
+            cons += [d >= 1 for d in o.shape]
+            cons.append(o.nelement() <= self.policy.max_elems)
+        if target is not None:
+            t = self.vars[target]
+            cons += outs[0].same_shape_as(t)
+            if outs[0].dtype != t.dtype:
+                cons.append(False)
+        return cons
+
+    def _commit(self, got, slots, target) -> bool:
+        op, inputs, outs = got
+        in_names = [s if isinstance(s, str) else self._new_var(t, placeholder=True) for s, t in zip(slots, inputs)]
+        if target is None:
+            out_names = [self._new_var(o) for o in outs]
+        else:
+            out_names = [target]
+            self.placeholders.remove(target)
+        self.insts.append(Inst(op, in_names, out_names))
+        return True
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _draw_op(self):
+        cls = self.rng.choices(self.ops, weights=self.op_weights)[0]
+        kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
+        n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
+        try:
+            skel = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
+        except ConstraintError:
+            return cls, kw, n_var, None
+        return cls, kw, n_var, skel
+
+    def _rows(self, op) -> List[int]:
+        return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes)) if set(a) | set(b) <= self.allowed]
+
+    def _candidates(self, dtype: DType, viable) -> List[str]:
+        return [v for v, t in self.vars.items() if t.dtype == dtype and t.ndims in viable]
+
+    def _placeholder_rank(self, skel, i: int, anchor_rank: int) -> int:
+        viable = [r for r in skel.inp_ranks[i] if r <= self.policy.max_rank] or list(skel.inp_ranks[i])
+        if skel.same_inp_dims or (anchor_rank in viable and self.rng.random() < 0.5):
+            return anchor_rank if anchor_rank in viable else self.rng.choice(viable)
+        return self.rng.choice(viable)
+
+    def _guess_attr(self, kind: str, index_bound: int) -> int:
+        b = binning.pick_bin(kind, self.rng, index_bound)
+        return binning.sample(b, self.rng) if b is not None else self.rng.randint(-2, 8)
+
+    def _guess_shape(self, rank: int, refs: List[AbsTensor]) -> List[int]:
+        shape = []
+        for d in range(rank):
+            r = self.rng.random()
+            aligned = [t.shape[t.ndims - rank + d] for t in refs if t.ndims - rank + d >= 0]
+            if aligned and r < 0.6:
+                shape.append(int(self.rng.choice(aligned)))
+            elif r < 0.75:
+                shape.append(1)
+            else:
+                shape.append(binning.sample(self.rng.choice(binning.SIZE_BINS[:5]), self.rng))
+        return shape
+
+    def _descendants(self, var: str) -> set:
+        out = {var}
+        changed = True  # instructions are not in topological order yet: iterate to a fixed point
+        while changed:
+            changed = False
+            for inst in self.insts:
+                if any(v in out for v in inst.inputs) and not all(v in out for v in inst.outputs):
+                    out.update(inst.outputs)
+                    changed = True
+        return out
+
+    def _new_var(self, t: AbsTensor, placeholder: bool = False) -> str:
+        self.uid += 1
+        name = f"{'p' if placeholder else 'v'}{self.uid}"
+        self.vars[name] = t
+        if placeholder:
+            self.placeholders.append(name)
+        return name
+
+    def _finalize(self) -> GraphIR:
+        insts = _topo_sort(self.insts, set(self.placeholders))
+        placeholders = [p for p in self.placeholders]
+        weights = [p for p in placeholders if self.rng.random() < self.policy.weight_prob]
+        if len(weights) == len(placeholders):
+            weights = weights[1:]
+        inputs = [p for p in placeholders if p not in weights]
+        consumed = {v for i in insts for v in i.inputs}
+        outputs = [v for i in insts for v in i.outputs if v not in consumed]
+        rename: Dict[str, str] = {}
+        for k, v in enumerate(inputs):
+            rename[v] = f"i{k}"
+        for k, v in enumerate(weights):
+            rename[v] = f"w{k}"
+        for i in insts:
+            for v in i.outputs:
+                rename[v] = f"v{len(rename) - len(inputs) - len(weights)}"
+        gir = GraphIR(
+            vars={rename[v]: self.vars[v] for v in rename},
+            inputs=[rename[v] for v in inputs],
+            weights=[rename[v] for v in weights],
+            insts=[Inst(i.op, [rename[v] for v in i.inputs], [rename[v] for v in i.outputs]) for i in insts],
+            outputs=[rename[v] for v in outputs],
+        )
+        return gir.check()
+
+
+def _topo_sort(insts: List[Inst], placeholders: set) -> List[Inst]:
+    ready = set(placeholders)
+    pending = list(insts)
+    out: List[Inst] = []
+    while pending:
+        for k, inst in enumerate(pending):
+            if all(v in ready for v in inst.inputs):
+                out.append(inst)
+                ready.update(inst.outputs)
+                del pending[k]
+                break
+        else:
+            raise InternalError("generated graph has a cycle: " + ", ".join(repr(i.op) for i in pending))
+    return out

@@ -1,0 +1,70 @@
+"""Model and Oracle: a concrete graph with its weights, inputs and reference outputs, and its files."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+import numpy as np
+
+from nnfuzz.gir import GraphIR
+from nnfuzz.materialize.values import random_array
+
+
+@dataclass
+class Oracle:
+    """Inputs and reference outputs. ``output`` is None when the reference is undefined (NaN/Inf)."""
+
+    input: Dict[str, np.ndarray]
+    output: Optional[Dict[str, np.ndarray]]
+
+    def to_dict(self) -> dict:
+        return {"input": self.input, "output": self.output}
+
+
+@dataclass
+class Model:
+    gir: GraphIR
+    weights: Dict[str, np.ndarray]
+    oracle: Oracle
+    onnx: object = None  # onnx.ModelProto once exported
+    timings: Dict[str, float] = field(default_factory=dict)
+
+
+def random_values(gir: GraphIR, rng: np.random.Generator):
+    weights = {w: random_array(gir.vars[w], rng) for w in gir.weights}
+    inputs = {i: random_array(gir.vars[i], rng) for i in gir.inputs}
+    return weights, inputs
+
+
+def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17,
+                export_timeout_s: float = 30.0) -> Model:
+    """Random weights and inputs, torch-eager reference outputs (checked against type_transfer),
+    and, with ``export``, the ONNX model checked by the full checker and shape inference."""
+    import torch
+
+    from nnfuzz.materialize.torch.module import GraphModule
+    from nnfuzz.materialize.values import to_numpy, to_torch
+
+    rng = np.random.default_rng(seed)
+    weights, inputs = random_values(gir, rng)
+    t0 = time.perf_counter()
+    module = GraphModule(gir, weights).eval()
+    xs = [to_torch(inputs[i], gir.vars[i].dtype) for i in gir.inputs]
+    with torch.no_grad():
+        outs = module.run_checked(*xs)
+    arrays = {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
+    finite = all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
+    model = Model(gir, weights, Oracle(inputs, arrays if finite else None))
+    model.timings["torch_s"] = time.perf_counter() - t0
+    if export:
+        from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
+
+        t0 = time.perf_counter()
+        proto = export_onnx(module, xs, gir.inputs, gir.outputs, opset=opset, timeout_s=export_timeout_s)
+        model.timings["export_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where="generated model")
+        model.timings["check_s"] = time.perf_counter() - t0
+        model.onnx = proto
+    return model

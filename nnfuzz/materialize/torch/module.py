@@ -1,0 +1,66 @@
+"""GraphIR -> torch.nn.Module. Weights are parameters (float) or buffers (other dtypes)."""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+import torch
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.errors import OpDefinitionError
+from nnfuzz.gir import GraphIR
+from nnfuzz.materialize.torch.lowering import lowering_for
+from nnfuzz.materialize.values import to_torch
+
+
+class GraphModule(torch.nn.Module):
+    def __init__(self, gir: GraphIR, weights: Dict[str, np.ndarray]):
+        super().__init__()
+        self.gir = gir
+        for name in gir.weights:
+            t = to_torch(weights[name], gir.vars[name].dtype)
+            if t.is_floating_point():
+                self.register_parameter(name, torch.nn.Parameter(t, requires_grad=False))
+            else:
+                self.register_buffer(name, t)
+        self._fns = []
+        for inst in gir.insts:
+            fn = lowering_for(type(inst.op))
+            if fn is None:
+                raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering")
+            self._fns.append(fn)
+
+    def forward(self, *inputs):
+        return self._run(inputs, check=False)
+
+    def run_checked(self, *inputs):
+        """Like forward, but checks each op's outputs against its type_transfer (names the op on mismatch)."""
+        return self._run(inputs, check=True)
+
+    def _run(self, inputs, check: bool):
+        env = dict(zip(self.gir.inputs, inputs))
+        for name in self.gir.weights:
+            env[name] = getattr(self, name)
+        for fn, inst in zip(self._fns, self.gir.insts):
+            out = fn(inst.op, *[env[v] for v in inst.inputs])
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            if check:
+                _check_outputs(inst, outs, self.gir)
+            env.update(zip(inst.outputs, outs))
+        return tuple(env[v] for v in self.gir.outputs)
+
+
+def _check_outputs(inst, outs, gir) -> None:
+    if len(outs) != len(inst.outputs):
+        raise OpDefinitionError(
+            f"{inst.op!r}: torch lowering returned {len(outs)} outputs, type_transfer declares {len(inst.outputs)}"
+        )
+    for k, (v, t) in enumerate(zip(inst.outputs, outs)):
+        want = gir.vars[v]
+        got_dt = DType.parse(t.dtype)
+        if list(t.shape) != [int(d) for d in want.shape] or got_dt != want.dtype:
+            ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
+            raise OpDefinitionError(
+                f"{inst.op!r} on inputs [{ins}]: type_transfer says output {k} is {want}, "
+                f"but the torch lowering produced {got_dt.short}{list(t.shape)}"
+            )

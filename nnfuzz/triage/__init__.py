@@ -1,0 +1,1 @@
+"""Bug folders (save/load), and later dedup, reduction and repro."""
