@@ -93,9 +93,13 @@ def prod(xs: Iterable[SymInt]) -> SymInt:
 
 
 def select(xs: Sequence[SymInt], idx: SymInt) -> SymInt:
-    """``xs[idx]`` where ``idx`` may be symbolic (callers constrain it to range)."""
+    """``xs[idx]`` where ``idx`` may be symbolic (callers constrain it to range).
+
+    A concrete index out of range gives 0, a value that fails every dimension rule, so ``requires``
+    reports False for the bad index instead of raising.
+    """
     if not is_sym(idx):
-        return xs[idx]
+        return xs[idx] if 0 <= idx < len(xs) else 0
     out = xs[-1]
     for i in range(len(xs) - 2, -1, -1):
         out = If(idx == i, xs[i], out)

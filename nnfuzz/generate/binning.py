@@ -15,6 +15,7 @@ SIZE_BINS = [(1, 1), (2, 3), (4, 7), (8, 15), (16, 31), (32, 63), (64, 128)]
 PAD_EXTRA = [(0, 0), (-8, -1)]
 
 Bin = Tuple[int, int]
+MODEST = 64  # when no bin fits, attributes are first tried within [-MODEST, MODEST]
 
 
 def pick_bin(kind: str, rng: random.Random, index_bound: int = 5) -> Optional[Bin]:

@@ -5,6 +5,7 @@ import importlib
 from typing import Callable, List, Optional
 
 from nnfuzz.abstract.op import OP_REGISTRY, load_builtin_ops
+from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConfigError
 from nnfuzz.generate.policy import GenPolicy
 
@@ -40,6 +41,9 @@ def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = Non
     ops = [c for c in ops if _any_row_allowed(c, allowed)]
     if usable is not None:
         ops = [c for c in ops if usable(c)]
+    for c in ops:
+        if not c.__module__.startswith("nnfuzz."):
+            check_satisfiable(c, policy)
     if not ops:
         raise ConfigError(
             f"no operator is left after filtering (include={policy.include}, exclude={policy.exclude}, "
@@ -55,3 +59,52 @@ def op_weight(cls, policy: GenPolicy) -> float:
 
 def _any_row_allowed(cls, allowed) -> bool:
     return any(set(i) | set(o) <= allowed for i, o in zip(cls.in_dtypes, cls.out_dtypes))
+
+
+def check_satisfiable(cls, policy: GenPolicy, tries: int = 12) -> None:
+    """Raise OpDefinitionError unless ``cls``'s requires and type_transfer admit some valid instance.
+
+    Poses the op over fresh symbolic inputs for a spread of ranks and dtype rows and asks Z3 for any
+    attributes and input shapes under which requires holds and every output dim is >= 1.
+    """
+    import random
+
+    import z3
+
+    from nnfuzz.errors import ConstraintError, OpDefinitionError
+
+    rng = random.Random(0)
+    allowed = policy.dtype_set
+    tried = []
+    for t in range(tries):
+        kw = {k: rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
+        n_var = rng.choice(cls.num_var_param) if cls.num_var_param else 0
+        names = cls.sym_param_names(n_var)
+        syms = [z3.Int(f"chk{t}_{n}") for n in names]
+        try:
+            op = cls(*syms, **kw)
+        except ConstraintError:
+            continue
+        rows = [r for r in op.in_dtypes if set(r) <= allowed] or list(op.in_dtypes)
+        row = rng.choice(rows)
+        rank0 = rng.choice([r for r in op.inp_ranks[0] if r <= policy.max_rank] or list(op.inp_ranks[0])) \
+            if op.n_inputs else 0
+        inputs = []
+        for i, dt in enumerate(row):
+            viable = op.inp_ranks[i]
+            r = rank0 if (op.same_inp_dims or rank0 in viable) else rng.choice(viable)
+            inputs.append(AbsTensor([z3.Int(f"chk{t}_x{i}_{d}") for d in range(r)], dt))
+        outs = op.checked_type_transfer(inputs)
+        cons = op.checked_requires(inputs)
+        cons += [d >= 1 for x in inputs for d in x.shape] + [d >= 1 for o in outs for d in o.shape]
+        s = z3.Solver()
+        s.set("timeout", 2000)
+        s.add(*cons)
+        if s.check() == z3.sat:
+            return
+        tried.append(f"{kw or ''} ranks {[x.ndims for x in inputs]} dtypes {[d.value for d in row]}")
+    raise OpDefinitionError(
+        f"operator {cls.name} ({cls.__module__}): its requires and type_transfer admit no valid instance "
+        f"(every output dim >= 1) in any of {len(tried)} tries, e.g. {tried[:3]}; check that requires "
+        "does not contradict type_transfer"
+    )

@@ -1,6 +1,8 @@
 """One small Z3 problem per insertion: the new op's attributes and its new placeholders' dims.
 
-Existing tensors are already concrete, so the problem never grows with the graph. Binning
+Existing tensors are already concrete, so the problem never grows with the graph. Each generator
+owns a fresh z3 Context (made on first use): z3's answers depend on the context's history, so a
+shared context would make a graph depend on the graphs generated before it in the same process. Binning
 preferences are passed as assumptions; when they make the problem unsat (or time out), a random
 half is dropped and the check repeats, down to no preferences at all.
 """
@@ -25,14 +27,29 @@ class SolverStats:
 
 class LocalSolver:
     def __init__(self, timeout_ms: int, rng: random.Random):
-        self.solver = z3.Solver()
-        self.solver.set("timeout", int(timeout_ms))
+        self.timeout_ms = int(timeout_ms)
         self.rng = rng
         self.stats = SolverStats()
+        self._ctx = None
+        self._solver = None
 
-    def solve(self, constraints: Sequence, prefs: Sequence, variables: Sequence) -> Optional[List[int]]:
-        """Values of ``variables`` satisfying ``constraints`` (and as many ``prefs`` as fit), or None."""
-        s = self.solver
+    @property
+    def ctx(self) -> z3.Context:
+        if self._ctx is None:
+            self._ctx = z3.Context()
+            self._solver = z3.Solver(ctx=self._ctx)
+            self._solver.set("timeout", self.timeout_ms)
+        return self._ctx
+
+    def solve(self, constraints: Sequence, prefs: Sequence, variables: Sequence,
+              fallback: Sequence = ()) -> Optional[List[int]]:
+        """Values of ``variables`` satisfying ``constraints`` and as many ``prefs`` as fit, or None.
+
+        When every preference has been dropped, ``fallback`` (e.g. modest magnitudes) is tried as one
+        last set of assumptions before the bare constraints.
+        """
+        self.ctx  # noqa: B018  (creates the context and solver on first use)
+        s = self._solver
         s.push()
         try:
             s.add(*constraints)
@@ -54,5 +71,7 @@ class LocalSolver:
                     return None
                 self.rng.shuffle(prefs)
                 prefs = prefs[: len(prefs) // 2]
+                if not prefs and fallback:
+                    prefs, fallback = list(fallback), ()
         finally:
             s.pop()

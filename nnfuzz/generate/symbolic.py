@@ -16,6 +16,7 @@ import z3
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, InternalError
 from nnfuzz.generate import binning
@@ -40,6 +41,7 @@ class GraphGenerator:
         self.placeholders: List[str] = []
         self.insts: List[Inst] = []
         self.uid = 0
+        self._fit_cache: Dict[tuple, bool] = {}
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
 
     # ---- top level ---------------------------------------------------------------------------
@@ -66,6 +68,8 @@ class GraphGenerator:
         """The first placeholder takes its dtype and rank from a randomly drawn op that can consume it."""
         for _ in range(100):
             cls, kw, n_var, skel = self._draw_op()
+            if skel is None:
+                continue
             rows = self._rows(skel) if skel is not None else []
             ranks = [r for r in (skel.inp_ranks[0] if rows and skel.n_inputs else ()) if r <= self.policy.max_rank]
             if ranks:
@@ -82,7 +86,7 @@ class GraphGenerator:
 
     # ---- insertion strategies ----------------------------------------------------------------
     def _forward(self) -> bool:
-        cls, kw, n_var, skel = self._draw_op()
+        cls, kw, n_var, skel = self._draw_op(self._consumes_existing)
         if skel is None:
             return False
         rows = self._rows(skel)
@@ -110,7 +114,7 @@ class GraphGenerator:
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)
         t = self.vars[target]
-        cls, kw, n_var, skel = self._draw_op()
+        cls, kw, n_var, skel = self._draw_op(self._produces(t))
         if skel is None or skel.n_outputs != 1 or t.ndims not in skel.out_ranks[0]:
             return False
         if not any(o == (t.dtype,) for o in (skel.out_dtypes[i] for i in self._rows(skel))):
@@ -156,14 +160,15 @@ class GraphGenerator:
 
     def _solve(self, cls, names, kinds, kw, slots, target, index_bound):
         self.uid += 1
-        syms = [z3.Int(f"n{self.uid}_{n}") for n in names]
+        ctx = self.solver.ctx
+        syms = [z3.Int(f"n{self.uid}_{n}", ctx) for n in names]
         dims: List[z3.ArithRef] = []
         inputs = []
         for k, s in enumerate(slots):
             if isinstance(s, str):
                 inputs.append(self.vars[s])
             else:
-                shape = [z3.Int(f"n{self.uid}_in{k}_{d}") for d in range(s[0])]
+                shape = [z3.Int(f"n{self.uid}_in{k}_{d}", ctx) for d in range(s[0])]
                 dims += shape
                 inputs.append(AbsTensor(shape, s[1]))
         try:
@@ -188,7 +193,8 @@ class GraphGenerator:
                     prefs.append(binning.preference(v, b, self.rng))
             for v in dims:
                 prefs.append(binning.preference(v, self.rng.choice(binning.SIZE_BINS[:5]), self.rng))
-        vals = self.solver.solve(cons, prefs, syms + dims)
+        modest = [z3.And(v >= -binning.MODEST, v <= binning.MODEST) for v in syms] if syms else []
+        vals = self.solver.solve(cons, prefs, syms + dims, fallback=modest if prefs else ())
         if vals is None:
             return None
         attr_vals, dim_vals = vals[: len(syms)], vals[len(syms):]
@@ -249,8 +255,12 @@ class GraphGenerator:
         return True
 
     # ---- helpers -----------------------------------------------------------------------------
-    def _draw_op(self):
-        cls = self.rng.choices(self.ops, weights=self.op_weights)[0]
+    def _draw_op(self, fits=None):
+        """Draw an op class (by weight, among those ``fits`` admits), its choices and a skeleton."""
+        pool = [(c, w) for c, w in zip(self.ops, self.op_weights) if fits is None or fits(c)]
+        if not pool:
+            return None, None, 0, None
+        cls = self.rng.choices([c for c, _ in pool], weights=[w for _, w in pool])[0]
         kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
         n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
         try:
@@ -258,6 +268,25 @@ class GraphGenerator:
         except ConstraintError:
             return cls, kw, n_var, None
         return cls, kw, n_var, skel
+
+    def _consumes_existing(self, cls) -> bool:
+        """Class-level tables say ``cls`` can take some existing tensor as some input."""
+        kinds = {(t.dtype, t.ndims) for t in self.vars.values()}
+        key = (cls, frozenset(kinds))
+        hit = self._fit_cache.get(key)
+        if hit is None:
+            rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes) if set(r) | set(o) <= self.allowed]
+            hit = any(dt == row[i] and rk in viable
+                      for row in rows for i, viable in enumerate(cls.inp_ranks) if i < len(row)
+                      for dt, rk in kinds) or _instance_tables(cls)
+            self._fit_cache[key] = hit
+        return hit
+
+    def _produces(self, t: AbsTensor):
+        def fits(cls) -> bool:
+            return len(cls.out_ranks) == 1 and t.ndims in cls.out_ranks[0] and any(
+                o == (t.dtype,) and set(i) <= self.allowed for i, o in zip(cls.in_dtypes, cls.out_dtypes))
+        return fits
 
     def _rows(self, op) -> List[int]:
         return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes)) if set(a) | set(b) <= self.allowed]
@@ -348,3 +377,11 @@ def _topo_sort(insts: List[Inst], placeholders: set) -> List[Inst]:
         else:
             raise InternalError("generated graph has a cycle: " + ", ".join(repr(i.op) for i in pending))
     return out
+
+
+def _instance_tables(cls) -> bool:
+    """True when ``cls`` sets its rank/dtype tables per instance (class tables then say little)."""
+    init = cls.__init__
+    return init is not AbsOpBase.__init__ and any(
+        n in getattr(init, "__code__", None).co_names for n in ("inp_ranks", "in_dtypes")
+    ) if hasattr(init, "__code__") else False

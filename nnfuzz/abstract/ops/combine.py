@@ -1,1 +1,116 @@
-"""(being written)"""
+"""Join, split and pick parts of tensors along one axis. Every dtype is accepted and kept.
+
+Arity (Concat's input count, Split's output count) is a discrete attribute, so one class covers all
+counts; the instance sets its own rank and dtype tables for that count.
+"""
+from nnfuzz.abstract.arith import If, Or, cdiv, fdiv
+from nnfuzz.abstract.dtype import DTYPE_ALL
+from nnfuzz.abstract.op import AbsOpBase, ranks
+from nnfuzz.abstract.ops.layout import dim_at
+from nnfuzz.abstract.tensor import AbsTensor
+
+
+def _axis_in_range(axis, x):
+    return [0 <= axis, axis < x.ndims]
+
+
+class Concat(AbsOpBase):
+    """Join ``arity`` tensors along ``axis``; every other dim must agree."""
+    in_dtypes = [(d, d) for d in DTYPE_ALL]  # arity 2; __init__ sets the rows for its own arity
+    out_dtypes = [(d,) for d in DTYPE_ALL]
+    inp_ranks = [ranks(1)] * 2
+    out_ranks = [ranks(1)]
+    same_inp_dims = True
+    attr_choices = {"arity": (2, 3, 4)}
+    attr_kinds = {"axis": "index"}
+
+    def __init__(self, axis, *, arity):
+        self.axis, self.arity = axis, arity
+        self.inp_ranks = [ranks(1)] * arity
+        self.in_dtypes = [(d,) * arity for d in DTYPE_ALL]
+
+    def requires(self, inputs):
+        x0 = inputs[0]
+        same = [Or(i == self.axis, x.shape[i] == x0.shape[i]) for x in inputs[1:] for i in range(x0.ndims)]
+        return _axis_in_range(self.axis, x0) + same
+
+    def type_transfer(self, inputs):
+        x0 = inputs[0]
+        shape = [If(i == self.axis, sum(x.shape[i] for x in inputs), x0.shape[i]) for i in range(x0.ndims)]
+        return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
+
+
+class Split(AbsOpBase):
+    """Cut X along ``axis`` into ``parts`` equal pieces (the dim must divide evenly)."""
+    in_dtypes = [(d,) for d in DTYPE_ALL]
+    out_dtypes = [(d, d) for d in DTYPE_ALL]  # 2 parts; __init__ sets the rows for its own count
+    inp_ranks = [ranks(1)]
+    out_ranks = [ranks(1)] * 2
+    attr_choices = {"parts": (2, 3, 4)}
+    attr_kinds = {"axis": "index"}
+
+    def __init__(self, axis, *, parts):
+        self.axis, self.parts = axis, parts
+        self.out_ranks = [ranks(1)] * parts
+        self.out_dtypes = [(d,) * parts for d in DTYPE_ALL]
+
+    def requires(self, inputs):
+        (x,) = inputs
+        return _axis_in_range(self.axis, x) + [dim_at(x.shape, self.axis) % self.parts == 0]
+
+    def type_transfer(self, inputs):
+        (x,) = inputs
+        shape = [If(i == self.axis, fdiv(d, self.parts), d) for i, d in enumerate(x.shape)]
+        return [AbsTensor(shape, dt) for dt in self.out_dtypes_for(inputs)]
+
+
+class Slice(AbsOpBase):
+    """X[..., start:end:step, ...] on one axis, with 0 <= start < end <= dim and step >= 1."""
+    in_dtypes = [(d,) for d in DTYPE_ALL]
+    out_dtypes = [(d,) for d in DTYPE_ALL]
+    inp_ranks = [ranks(1)]
+    out_ranks = [ranks(1)]
+    attr_kinds = {"axis": "index", "start": "index", "end": "index", "step": "size"}
+
+    def __init__(self, axis, start, end, step):
+        self.axis, self.start, self.end, self.step = axis, start, end, step
+
+    def requires(self, inputs):
+        (x,) = inputs
+        d = dim_at(x.shape, self.axis)
+        return _axis_in_range(self.axis, x) + [
+            0 <= self.start, self.start < self.end, self.end <= d, self.step >= 1,
+        ]
+
+    def type_transfer(self, inputs):
+        (x,) = inputs
+        n = cdiv(self.end - self.start, self.step)
+        shape = [If(i == self.axis, n, d) for i, d in enumerate(x.shape)]
+        return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
+
+
+class Gather(AbsOpBase):
+    """Pick the entries ``indices`` (in range, repeats allowed) along ``axis``.
+
+    The indices are attributes that the lowering bakes into a constant int64 tensor, so every
+    model is valid whatever its input values (random index inputs would fall out of range).
+    """
+    in_dtypes = [(d,) for d in DTYPE_ALL]
+    out_dtypes = [(d,) for d in DTYPE_ALL]
+    inp_ranks = [ranks(1)]
+    out_ranks = [ranks(1)]
+    num_var_param = [1, 2, 3, 4]
+    attr_kinds = {"axis": "index", "indices": "index"}
+
+    def __init__(self, axis, *indices):
+        self.axis, self.indices = axis, list(indices)
+
+    def requires(self, inputs):
+        (x,) = inputs
+        d = dim_at(x.shape, self.axis)
+        return _axis_in_range(self.axis, x) + [0 <= i for i in self.indices] + [i < d for i in self.indices]
+
+    def type_transfer(self, inputs):
+        (x,) = inputs
+        shape = [If(i == self.axis, len(self.indices), d) for i, d in enumerate(x.shape)]
+        return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]

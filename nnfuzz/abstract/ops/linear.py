@@ -15,6 +15,8 @@ from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError
 
 MATMUL_MAX_RANK = 4
+# ONNX MatMul/Gemm take int32/int64 but no 8/16-bit integers; torch has no bool matmul
+LINEAR_DTYPES = DTYPE_FLOATS + (DType.int32, DType.int64)
 
 
 def broadcast_dims(a, b):
@@ -39,8 +41,8 @@ def _matmul_rule(a, b):
 
 
 class MatMul(AbsOpBase):
-    in_dtypes = [(d, d) for d in DTYPE_FLOATS + (DType.int32, DType.int64)]
-    out_dtypes = [(d,) for d in DTYPE_FLOATS + (DType.int32, DType.int64)]
+    in_dtypes = [(d, d) for d in LINEAR_DTYPES]
+    out_dtypes = [(d,) for d in LINEAR_DTYPES]
     inp_ranks = [ranks(1, MATMUL_MAX_RANK), ranks(1, MATMUL_MAX_RANK)]
     out_ranks = [ranks(0, MATMUL_MAX_RANK)]
 
@@ -72,8 +74,8 @@ class MatMul(AbsOpBase):
 class Linear(AbsOpBase):
     """``y = x @ W.T + b``: x[..., K], W[N, K], b[N] -> y[..., N] (ONNX Gemm or MatMul + Add)."""
 
-    in_dtypes = [(d, d, d) for d in DTYPE_FLOATS]
-    out_dtypes = [(d,) for d in DTYPE_FLOATS]
+    in_dtypes = [(d, d, d) for d in LINEAR_DTYPES]
+    out_dtypes = [(d,) for d in LINEAR_DTYPES]
     inp_ranks = [ranks(1, 4), (2,), (1,)]
     out_ranks = [ranks(1, 4)]
 
@@ -97,15 +99,16 @@ class Gemm(AbsOpBase):
     """``alpha * A' @ B' + beta * C`` with ``A' = A.T if trans_a`` (likewise B).
 
     A'[M, K] @ B'[K, N]; C (rank 0..2) broadcasts one-way to [M, N] (each dim 1 or equal).
+    Integer rows need integral alpha and beta (torch truncates them, ONNX keeps them as floats).
     """
 
-    in_dtypes = [(d, d, d) for d in DTYPE_FLOATS]
-    out_dtypes = [(d,) for d in DTYPE_FLOATS]
+    in_dtypes = [(d, d, d) for d in LINEAR_DTYPES]
+    out_dtypes = [(d,) for d in LINEAR_DTYPES]
     inp_ranks = [(2,), (2,), (0, 1, 2)]
     out_ranks = [(2,)]
     attr_choices = {
         "alpha": (1.0, 0.5, 2.0),
-        "beta": (1.0, 0.5, 0.0, -1.0),
+        "beta": (1.0, 0.5, -1.0, 2.0),  # no 0: torch then ignores C (even NaN), ONNX does not
         "trans_a": (False, True),
         "trans_b": (False, True),
     }
@@ -125,6 +128,8 @@ class Gemm(AbsOpBase):
         a, b, c = inputs
         m, k, k2, n = self._mkn(a, b)
         cdims = [1] * (2 - c.ndims) + list(c.shape)
+        if c.dtype.is_int and not (float(self.alpha).is_integer() and float(self.beta).is_integer()):
+            return [False]
         return [k == k2, arith.Or(cdims[0] == 1, cdims[0] == m), arith.Or(cdims[1] == 1, cdims[1] == n)]
 
     def type_transfer(self, inputs):

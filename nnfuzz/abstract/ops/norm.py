@@ -16,6 +16,8 @@ from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError
 
 NORM_DTYPES = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
+# ONNX InstanceNormalization (GroupNorm exports through it at opset 17) takes no bfloat16
+INSTANCE_NORM_DTYPES = (DType.float16, DType.float32, DType.float64)
 EPS_CHOICES = (1e-5, 1e-3, 0.1)
 
 
@@ -49,6 +51,8 @@ class BatchNorm(ChannelNormBase):
 
 
 class InstanceNorm(ChannelNormBase):
+    in_dtypes = [(d, d, d) for d in INSTANCE_NORM_DTYPES]
+    out_dtypes = [(d,) for d in INSTANCE_NORM_DTYPES]
     inp_ranks = [ranks(3, MAX_RANK), (1,), (1,)]
     out_ranks = [ranks(3, MAX_RANK)]
 
@@ -61,6 +65,8 @@ class InstanceNorm(ChannelNormBase):
 
 
 class GroupNorm(ChannelNormBase):
+    in_dtypes = [(d, d, d) for d in INSTANCE_NORM_DTYPES]
+    out_dtypes = [(d,) for d in INSTANCE_NORM_DTYPES]
     def __init__(self, groups, *, eps):
         self.groups = groups
         self.eps = eps

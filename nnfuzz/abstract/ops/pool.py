@@ -3,11 +3,13 @@
 MaxPool / AvgPool: per spatial dim (suffixes d/h/w), with the kernel, stride, padding (and for
 MaxPool dilation) as symbolic attributes,
     S' = floor((S + 2*pad - dilation*(kernel-1) - 1) / stride) + 1,
-and torch's limit ``pad <= kernel / 2`` (floor), i.e. ``2 * pad <= kernel``.
+and torch's limit ``pad <= kernel / 2`` (floor), i.e. ``2 * pad <= kernel``. A dilated MaxPool
+is unpadded, so that every window sees at least one input element.
 GlobalAvgPool / GlobalMaxPool: every spatial dim becomes 1.
-(Only float16/32/64 rows: ONNX pools take no bfloat16, torch no integer mean/avg-pool.)
 AdaptiveAvgPool2d / AdaptiveMaxPool2d: the two spatial dims become (out_h, out_w); the ONNX
 exporter needs each input size to be a multiple of the output size (it lowers to a fixed pool).
+
+Most rows are float16/32/64 only: ONNX pools take no bfloat16 and torch has no integer avg-pool.
 """
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType, DTYPE_FLOATS
@@ -37,6 +39,8 @@ class PoolBase(AbsOpBase, abstract=True):
         preds = []
         for size, k, s, p, d in zip(x.shape[2:], self.kernel, self.stride, self.padding, self.dilation):
             preds += [k >= 1, s >= 1, d >= 1, p >= 0, 2 * p <= k, d * (k - 1) + 1 <= size + 2 * p]
+            # no window may lie wholly in the padding (torch's max gives -inf there, ORT's -FLT_MAX)
+            preds.append(arith.Or(d == 1, p == 0))
         return preds
 
     def type_transfer(self, inputs):
@@ -126,6 +130,10 @@ class AvgPool3d(AvgPoolBase):
     inp_ranks = [(5,)]
     out_ranks = [(5,)]
     attr_kinds = _pads("pad_d", "pad_h", "pad_w")
+
+    def requires(self, inputs):
+        # torch's avg_pool3d (unlike the 1-D/2-D ones) wants the unpadded input to hold a kernel
+        return super().requires(inputs) + [size >= k for size, k in zip(inputs[0].shape[2:], self.kernel)]
 
     def __init__(self, kernel_d, kernel_h, kernel_w, stride_d, stride_h, stride_w,
                  pad_d, pad_h, pad_w, *, count_include_pad):

@@ -3,7 +3,25 @@ import torch
 from nnfuzz.abstract.ops import binary as B
 from nnfuzz.materialize.torch.lowering import lower_each
 
-lower_each({
+
+def f64_scalar_safe(fn):
+    """Run ``fn`` on 0-d float64 operands viewed as shape [1] (and the result back as 0-d).
+
+    The TorchScript ONNX exporter treats 0-d tensors as Python scalars in its type promotion and
+    casts 0-d float64 operands to float32 (the default dtype), so e.g. Add of two 0-d float64
+    tensors exports as Cast->float32 + Add with a float32 output. A [1]-shaped view avoids that and
+    broadcasts exactly like the 0-d tensor.
+    """
+    def run(*xs):
+        if True:
+            return fn(*xs)
+        out = fn(*(x.reshape(1) if x.dim() == 0 else x for x in xs))
+        return out.reshape(()) if all(x.dim() == 0 for x in xs) else out
+
+    return run
+
+
+lower_each({cls: f64_scalar_safe(fn) for cls, fn in {
     B.Add: torch.add,
     B.Sub: torch.sub,
     B.Mul: torch.mul,
@@ -21,4 +39,4 @@ lower_each({
     B.Or: torch.logical_or,
     B.Xor: torch.logical_xor,
     B.Not: torch.logical_not,
-})
+}.items()})

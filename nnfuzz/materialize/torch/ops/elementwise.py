@@ -3,8 +3,11 @@ import torch.nn.functional as F
 
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.materialize.torch.lowering import lower_each, lowers
+from nnfuzz.materialize.torch.ops.binary import f64_scalar_safe
 
-lower_each({
+# Every lowering goes through f64_scalar_safe: ops the exporter decomposes (Gelu, Log2, Silu, ...)
+# would otherwise give a 0-d float64 input a float32 result in ONNX.
+lower_each({cls: f64_scalar_safe(fn) for cls, fn in {
     E.Relu: torch.relu,
     E.Relu6: F.relu6,
     E.Sigmoid: torch.sigmoid,
@@ -41,34 +44,34 @@ lower_each({
     E.Round: torch.round,
     E.IsNan: torch.isnan,
     E.IsInf: torch.isinf,
-})
+}.items()})
 
 
 @lowers(E.Gelu)
 def _gelu(op, x):
-    return F.gelu(x, approximate=op.approximate)
+    return f64_scalar_safe(lambda v: F.gelu(v, approximate=op.approximate))(x)
 
 
 @lowers(E.Elu)
 def _elu(op, x):
-    return F.elu(x, op.alpha)
+    return f64_scalar_safe(lambda v: F.elu(v, op.alpha))(x)
 
 
 @lowers(E.Celu)
 def _celu(op, x):
-    return F.celu(x, op.alpha)
+    return f64_scalar_safe(lambda v: F.celu(v, op.alpha))(x)
 
 
 @lowers(E.LeakyRelu)
 def _leaky_relu(op, x):
-    return F.leaky_relu(x, op.negative_slope)
+    return f64_scalar_safe(lambda v: F.leaky_relu(v, op.negative_slope))(x)
 
 
 @lowers(E.Hardshrink)
 def _hardshrink(op, x):
-    return F.hardshrink(x, op.lambd)
+    return f64_scalar_safe(lambda v: F.hardshrink(v, op.lambd))(x)
 
 
 @lowers(E.Softshrink)
 def _softshrink(op, x):
-    return F.softshrink(x, op.lambd)
+    return f64_scalar_safe(lambda v: F.softshrink(v, op.lambd))(x)

@@ -1,0 +1,106 @@
+import pytest
+
+from oputil import check_op, solve_concrete
+
+from nnfuzz.abstract.dtype import DTYPE_ALL, DType
+from nnfuzz.abstract.ops import combine as C
+from nnfuzz.abstract.tensor import AbsTensor
+
+OK = ("ok", "unsupported")
+
+
+def check(op, *inputs):
+    """check_op on (shape, dtype) inputs; ORT is skipped for bfloat16, whose arrays ORT cannot take."""
+    feedable = all(dt is not DType.bfloat16 for _, dt in inputs)
+    return check_op(op, list(inputs), run_ort=feedable)
+
+
+def has_false(op, *inputs):
+    return False in op.checked_requires([AbsTensor(s, dt) for s, dt in inputs])
+
+
+@pytest.mark.parametrize("dt", DTYPE_ALL, ids=str)
+def test_every_dtype(dt):
+    assert check(C.Concat(1, arity=2), ([2, 3, 4], dt), ([2, 1, 4], dt)) in OK
+    assert check(C.Split(2, parts=2), ([2, 3, 4], dt)) in OK
+    assert check(C.Slice(1, 1, 6, 2), ([2, 6, 4], dt)) in OK
+    assert check(C.Gather(1, 0, 5, 5, 1), ([2, 6, 4], dt)) in OK
+
+
+@pytest.mark.parametrize("arity", C.Concat.attr_choices["arity"])
+def test_concat_arities(arity):
+    op = C.Concat(0, arity=arity)
+    assert len(op.inp_ranks) == arity and all(len(r) == arity for r in op.in_dtypes)
+    shapes = [[k + 1, 3] for k in range(arity)]
+    assert check(op, *[(s, DType.int32) for s in shapes]) in OK
+    assert op.checked_type_transfer([AbsTensor(s, DType.int32) for s in shapes])[0].shape == [sum(range(1, arity + 1)), 3]
+    assert check(C.Concat(0, arity=arity), *[([2], DType.bool)] * arity) in OK
+
+
+@pytest.mark.parametrize("parts", C.Split.attr_choices["parts"])
+def test_split_parts(parts):
+    op = C.Split(0, parts=parts)
+    assert check(op, ([parts * 2, 3], DType.float32)) in OK
+    assert check(C.Split(4, parts=parts), ([1, 1, 1, 1, parts], DType.int64)) in OK
+
+
+@pytest.mark.parametrize("op, shape", [
+    (C.Slice(0, 0, 1, 1), [5]),
+    (C.Slice(0, 0, 5, 7), [5]),
+    (C.Slice(4, 2, 3, 1), [1, 2, 1, 2, 3]),
+    (C.Slice(2, 1, 4, 3), [2, 1, 4]),
+    (C.Gather(0, 0), [1]),
+    (C.Gather(3, 2, 2), [2, 1, 2, 3]),
+    (C.Gather(0, 1, 0, 1, 0), [2, 5]),
+])
+def test_attribute_values(op, shape):
+    assert check(op, (shape, DType.float32)) in OK
+
+
+@pytest.mark.parametrize("cls, ranks, n_var, kwargs", [
+    (C.Concat, [3, 3], 0, {"arity": 2}),
+    (C.Concat, [2, 2, 2, 2], 0, {"arity": 4}),
+    (C.Split, [3], 0, {"parts": 3}),
+    (C.Slice, [3], 0, {}),
+    (C.Slice, [1], 0, {}),
+    (C.Gather, [2], 3, {}),
+    (C.Gather, [4], 1, {}),
+])
+def test_solved(cls, ranks, n_var, kwargs):
+    for seed in range(2):
+        op, xs = solve_concrete(cls, ranks, [DType.float32] * len(ranks), n_var=n_var, kwargs=kwargs, seed=seed)
+        assert check(op, *[(x.shape, x.dtype) for x in xs]) in OK
+
+
+def test_solved_split_divides():
+    op, xs = solve_concrete(C.Split, [2], [DType.float32], kwargs={"parts": 4})
+    assert xs[0].shape[op.axis] % 4 == 0
+
+
+f32 = DType.float32
+
+
+@pytest.mark.parametrize("op, inputs", [
+    (C.Concat(1, arity=2), [([2, 3], f32), ([3, 3], f32)]),
+    (C.Concat(2, arity=2), [([2, 3], f32), ([2, 3], f32)]),
+    (C.Split(0, parts=2), [([3, 4], f32)]),
+    (C.Split(2, parts=2), [([2, 4], f32)]),
+    (C.Slice(0, 2, 2, 1), [([4], f32)]),
+    (C.Slice(0, 0, 5, 1), [([4], f32)]),
+    (C.Slice(0, 0, 2, 0), [([4], f32)]),
+    (C.Slice(1, 0, 1, 1), [([4], f32)]),
+    (C.Gather(0, 4), [([4], f32)]),
+    (C.Gather(0, -1), [([4], f32)]),
+    (C.Gather(1, 0), [([4], f32)]),
+])
+def test_invalid_attributes_rejected(op, inputs):
+    assert has_false(op, *inputs)
+
+
+def test_deduct_inputs():
+    import random
+
+    rng = random.Random(0)
+    y = AbsTensor([2, 3], DType.uint8)
+    assert C.Concat(0, arity=3).checked_deduct([y], rng) == [(2, DType.uint8)] * 3
+    assert C.Split(0, parts=2).checked_deduct([y, y], rng) == [(2, DType.uint8)]

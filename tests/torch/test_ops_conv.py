@@ -1,0 +1,84 @@
+import random
+
+import pytest
+from oputil import check_op, solve_concrete
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.ops import conv as C
+from nnfuzz.abstract.tensor import AbsTensor
+
+DTYPES = [row[0] for row in C.Conv2d.in_dtypes]
+
+
+def run(op, shapes, dt):
+    assert check_op(op, [AbsTensor(s, dt) for s in shapes]) in ("ok", "unsupported")
+
+
+# (op, x shape, w shape)
+CASES = [
+    (C.Conv1d(1, 0, 1, 1), [1, 3, 8], [4, 3, 3]),
+    (C.Conv1d(2, 1, 2, 2), [2, 4, 9], [6, 2, 3]),
+    (C.Conv2d(1, 1, 0, 0, 1, 1, 1), [1, 3, 5, 6], [2, 3, 1, 1]),
+    (C.Conv2d(2, 1, 1, 0, 1, 2, 2), [1, 4, 7, 8], [2, 2, 3, 2]),
+    (C.Conv2d(3, 2, 2, 3, 2, 1, 4), [2, 4, 6, 5], [8, 1, 2, 3]),  # depthwise, pad > kernel
+    (C.Conv3d(1, 2, 1, 0, 1, 1, 1, 1, 2, 1), [1, 2, 5, 6, 7], [3, 2, 2, 3, 2]),
+    (C.ConvTranspose1d(1, 0, 0, 1, 1), [1, 3, 5], [3, 2, 3]),
+    (C.ConvTranspose1d(2, 1, 1, 1, 2), [2, 4, 5], [4, 3, 3]),
+    (C.ConvTranspose2d(2, 1, 0, 1, 1, 0, 1, 2, 1), [1, 3, 4, 5], [3, 2, 2, 3]),
+    (C.ConvTranspose2d(1, 3, 0, 1, 0, 2, 1, 3, 2), [1, 4, 3, 4], [4, 1, 2, 2]),  # out_pad < dilation
+    (C.ConvTranspose3d(1, 2, 1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1), [1, 2, 3, 4, 3], [2, 2, 2, 2, 2]),
+]
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: repr(c[0]))
+def test_conv(case, dt):
+    op, x, w = case
+    run(op, [x, w], dt)
+
+
+SYMBOLIC = [C.Conv1d, C.Conv2d, C.Conv3d, C.ConvTranspose1d, C.ConvTranspose2d, C.ConvTranspose3d]
+
+
+@pytest.mark.parametrize("cls", SYMBOLIC, ids=lambda c: c.__name__)
+def test_symbolic(cls):
+    rank = cls.inp_ranks[0][0]
+    op, xs = solve_concrete(cls, [rank, rank], [DType.float32] * 2, max_dim=12)
+    run(op, [x.shape for x in xs], DType.float32)
+
+
+def test_symbolic_pinned():
+    """Strides, dilations and groups above 1 are reachable."""
+    def pin(op, xs):
+        return [op.stride[0] == 2, op.dilation[1] == 2, op.groups == 2, op.padding[0] == 1]
+
+    op, xs = solve_concrete(C.Conv2d, [4, 4], [DType.float32] * 2, extra=pin, max_dim=12)
+    assert op.stride[0] == 2 and op.groups == 2
+    run(op, [x.shape for x in xs], DType.float32)
+
+    def pin_t(op, xs):
+        return [op.stride[1] == 3, op.output_padding[1] == 2, op.groups == 2]
+
+    op, xs = solve_concrete(C.ConvTranspose2d, [4, 4], [DType.float32] * 2, extra=pin_t, max_dim=12)
+    assert op.output_padding == (op.output_padding[0], 2)
+    run(op, [x.shape for x in xs], DType.float32)
+
+
+def test_invalid():
+    f32 = DType.float32
+    x, w = AbsTensor([1, 4, 5, 5], f32), AbsTensor([2, 2, 3, 3], f32)
+    assert False in C.Conv2d(1, 1, 0, 0, 1, 1, 3).checked_requires([x, w])   # 4 channels, 3 groups
+    assert False in C.Conv2d(0, 1, 0, 0, 1, 1, 2).checked_requires([x, w])   # stride 0
+    assert False in C.Conv2d(1, 1, -1, 0, 1, 1, 2).checked_requires([x, w])  # negative pad
+    assert False in C.Conv2d(1, 1, 0, 0, 3, 1, 2).checked_requires([x, w])   # dilated kernel too big
+    xt, wt = AbsTensor([1, 4, 5], f32), AbsTensor([4, 2, 3], f32)
+    assert False in C.ConvTranspose1d(2, 0, 2, 1, 1).checked_requires([xt, wt])  # out_pad >= stride, dilation
+    assert False in C.ConvTranspose1d(1, 4, 0, 1, 1).checked_requires([xt, wt])  # empty output
+
+
+def test_deduct():
+    rng = random.Random(0)
+    for cls in (C.Conv2d(1, 1, 0, 0, 1, 1, 1), C.ConvTranspose1d(1, 0, 0, 1, 1)):
+        rank = cls.out_ranks[0][0]
+        pairs = cls.checked_deduct([AbsTensor([1] * rank, DType.float16)], rng)
+        assert pairs == [(rank, DType.float16)] * 2

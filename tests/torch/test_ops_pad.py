@@ -1,0 +1,97 @@
+import pytest
+
+from oputil import check_op, solve_concrete
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.ops import pad as P
+from nnfuzz.abstract.tensor import AbsTensor
+
+OK = ("ok", "unsupported")
+f32 = DType.float32
+
+
+def check(op, shape, dt):
+    """check_op on one input; ORT is skipped for bfloat16, whose arrays ORT cannot take."""
+    return check_op(op, [(shape, dt)], run_ort=dt is not DType.bfloat16)
+
+
+def has_false(op, shape):
+    return False in op.checked_requires([AbsTensor(shape, f32)])
+
+
+SAMPLES = [
+    (P.ConstantPad(1, 2, 0, 1, value=1.0), [2, 3, 4]),
+    (P.ReflectPad(1, 2, 0, 1), [2, 3, 4]),
+    (P.ReplicatePad(3, 0), [2, 3, 4]),
+    (P.CircularPad(2, 1, 1, 0), [2, 2, 3, 3]),
+]
+
+
+@pytest.mark.parametrize("op, shape", SAMPLES, ids=lambda v: type(v).__name__ if not isinstance(v, list) else "")
+def test_every_dtype(op, shape):
+    for (dt,) in op.in_dtypes:
+        assert check(op, shape, dt) in OK, dt
+
+
+def test_bool_only_where_torch_pads_it():
+    assert (DType.bool,) in P.ConstantPad.in_dtypes and (DType.bool,) in P.CircularPad.in_dtypes
+    assert (DType.bool,) not in P.ReflectPad.in_dtypes and (DType.bool,) not in P.ReplicatePad.in_dtypes
+
+
+@pytest.mark.parametrize("op, shape", [
+    (P.ConstantPad(1, 1, value=1.0), [3]),
+    (P.ConstantPad(-1, 2, 0, -2, value=0.0), [2, 3, 4]),
+    (P.ConstantPad(1, 0, 0, 1, 1, 1, 0, 0, 2, 1, value=1.0), [1, 2, 1, 2, 1]),
+    (P.ReflectPad(2, 2), [3, 3]),
+    (P.ReflectPad(0, 1, 2, 0, 1, 1), [1, 2, 2, 3, 2]),
+    (P.ReplicatePad(5, 1, 0, 2), [1, 1, 1]),
+    (P.ReplicatePad(1, 1, 1, 1, 1, 1), [2, 1, 2, 1]),
+    (P.CircularPad(3, 0), [1, 2, 3]),
+    (P.CircularPad(1, 1, 2, 2, 0, 1), [1, 1, 2, 2, 2]),
+])
+def test_attribute_values(op, shape):
+    for dt in (f32, DType.int64):
+        assert check(op, shape, dt) in OK
+
+
+@pytest.mark.parametrize("cls, rank, n_var, kwargs", [
+    (P.ConstantPad, 3, 4, {"value": 0.0}),
+    (P.ConstantPad, 1, 2, {"value": 1.0}),
+    (P.ConstantPad, 5, 10, {"value": 0.0}),
+    (P.ReflectPad, 3, 2, {}),
+    (P.ReflectPad, 5, 6, {}),
+    (P.ReplicatePad, 4, 4, {}),
+    (P.CircularPad, 3, 2, {}),
+    (P.CircularPad, 4, 4, {}),
+])
+def test_solved(cls, rank, n_var, kwargs):
+    for seed in range(2):
+        op, (x,) = solve_concrete(cls, [rank], [f32], n_var=n_var, kwargs=kwargs, seed=seed)
+        assert check(op, x.shape, x.dtype) in OK
+
+
+def test_solved_negative_constant_pad_keeps_dims_positive():
+    op, (x,) = solve_concrete(P.ConstantPad, [2], [f32], n_var=4, kwargs={"value": 0.0},
+                              extra=lambda op, xs: [p < 0 for p in op.pads])
+    assert all(d >= 1 for d in op.checked_type_transfer([x])[0].shape)
+    assert check(op, x.shape, x.dtype) in OK
+
+
+def test_ranks_follow_padded_axes():
+    assert P.ConstantPad(1, 1, 1, 1, value=0.0).inp_ranks == [(2, 3, 4, 5)]
+    assert P.ReflectPad(1, 1, 1, 1).inp_ranks == [(3, 4)]
+    assert P.ReplicatePad(1, 1, 1, 1, 1, 1).inp_ranks == [(4, 5)]
+    assert P.CircularPad(1, 1).inp_ranks == [(3,)]
+
+
+@pytest.mark.parametrize("op, shape", [
+    (P.ConstantPad(-2, -1, value=0.0), [3]),
+    (P.ConstantPad(0, 0, -3, 0, value=0.0), [3, 2]),
+    (P.ReflectPad(3, 0), [2, 3]),
+    (P.ReflectPad(0, -1), [2, 3]),
+    (P.ReplicatePad(-1, 0), [2, 3]),
+    (P.CircularPad(4, 0), [1, 2, 3]),
+    (P.CircularPad(-1, 0), [1, 2, 3]),
+])
+def test_invalid_attributes_rejected(op, shape):
+    assert has_false(op, shape)
