@@ -33,6 +33,8 @@ def load_config(overrides: List[str]):
             cfg = compose(config_name="main", overrides=list(overrides))
     except HydraException as e:
         msg = "\n".join(line for line in str(e).splitlines() if not line.startswith("To append"))
+        if e.__cause__ is not None:
+            msg += f" ({str(e.__cause__).splitlines()[0]})"
         raise ConfigError(f"{msg}\nvalid keys: {', '.join(_valid_keys())}") from None
     OmegaConf.set_struct(cfg, True)
     return cfg

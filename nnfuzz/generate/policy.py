@@ -55,7 +55,7 @@ class GenPolicy:
             raise ConfigError(f"mgen.dtypes is empty; pick from {valid}")
         for name in ("include", "exclude", "include_modules"):
             setattr(self, name, [str(x) for x in getattr(self, name)])
-        self.op_weights = {str(k): float(v) for k, v in dict(self.op_weights).items()}
+        self.op_weights = {str(k): float(v) for k, v in dict(self.op_weights or {}).items()}
         for k, v in self.op_weights.items():
             if v < 0:
                 raise ConfigError(f"mgen.op_weights.{k}={v} must be >= 0")

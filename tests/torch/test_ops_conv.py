@@ -25,7 +25,7 @@ CASES = [
     (C.ConvTranspose1d(1, 0, 0, 1, 1), [1, 3, 5], [3, 2, 3]),
     (C.ConvTranspose1d(2, 1, 1, 1, 2), [2, 4, 5], [4, 3, 3]),
     (C.ConvTranspose2d(2, 1, 0, 1, 1, 0, 1, 2, 1), [1, 3, 4, 5], [3, 2, 2, 3]),
-    (C.ConvTranspose2d(1, 3, 0, 1, 0, 2, 1, 3, 2), [1, 4, 3, 4], [4, 1, 2, 2]),  # out_pad < dilation
+    (C.ConvTranspose2d(1, 3, 0, 1, 0, 2, 1, 3, 2), [1, 4, 3, 4], [4, 1, 2, 2]),  # out_pad < stride 3
     (C.ConvTranspose3d(1, 2, 1, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1), [1, 2, 3, 4, 3], [2, 2, 2, 2, 2]),
 ]
 
@@ -73,6 +73,7 @@ def test_invalid():
     assert False in C.Conv2d(1, 1, 0, 0, 3, 1, 2).checked_requires([x, w])   # dilated kernel too big
     xt, wt = AbsTensor([1, 4, 5], f32), AbsTensor([4, 2, 3], f32)
     assert False in C.ConvTranspose1d(2, 0, 2, 1, 1).checked_requires([xt, wt])  # out_pad >= stride, dilation
+    assert False in C.ConvTranspose1d(1, 0, 1, 2, 1).checked_requires([xt, wt])  # out_pad >= stride (ORT refuses)
     assert False in C.ConvTranspose1d(1, 4, 0, 1, 1).checked_requires([xt, wt])  # empty output
 
 

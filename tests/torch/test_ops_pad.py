@@ -41,6 +41,7 @@ def test_bool_only_where_torch_pads_it():
 @pytest.mark.parametrize("op, shape", [
     (P.ConstantPad(1, 1, value=1.0), [3]),
     (P.ConstantPad(-1, 2, 0, -2, value=0.0), [2, 3, 4]),
+    (P.ConstantPad(-2, 3, value=0.0), [2]),  # cropped to empty, then padded
     (P.ConstantPad(1, 0, 0, 1, 1, 1, 0, 0, 2, 1, value=1.0), [1, 2, 1, 2, 1]),
     (P.ReflectPad(2, 2), [3, 3]),
     (P.ReflectPad(0, 1, 2, 0, 1, 1), [1, 2, 2, 3, 2]),
@@ -87,6 +88,7 @@ def test_ranks_follow_padded_axes():
 @pytest.mark.parametrize("op, shape", [
     (P.ConstantPad(-2, -1, value=0.0), [3]),
     (P.ConstantPad(0, 0, -3, 0, value=0.0), [3, 2]),
+    (P.ConstantPad(-3, 2, value=0.0), [2]),  # torch crops first: narrow() to a negative length
     (P.ReflectPad(3, 0), [2, 3]),
     (P.ReflectPad(0, -1), [2, 3]),
     (P.ReplicatePad(-1, 0), [2, 3]),

@@ -29,4 +29,5 @@ def test_yaml_defaults_match_the_dataclass():
     import yaml
 
     conf = yaml.safe_load((Path(__file__).parents[2] / "conf" / "mgen" / "default.yaml").read_text())
-    assert conf == GenPolicy().to_dict()
+    assert set(conf) == set(GenPolicy().to_dict())
+    assert GenPolicy.from_dict(conf) == GenPolicy()

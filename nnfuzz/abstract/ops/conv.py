@@ -4,7 +4,8 @@ Conv:           x[N, C, *S], w[O, C/groups, *K] -> y[N, O, *S'] with, per spatia
                 S' = floor((S + 2*pad - dilation*(K-1) - 1) / stride) + 1.
 ConvTranspose:  x[N, C, *S], w[C, O/groups, *K] -> y[N, O, *S'] with, per spatial dim,
                 S' = (S-1)*stride - 2*pad + dilation*(K-1) + output_padding + 1,
-                where output_padding < stride or output_padding < dilation (torch's rule).
+                where 0 <= output_padding < stride. (torch also accepts output_padding < dilation,
+                but ONNX Runtime and the ONNX reference evaluator reject output_padding >= stride.)
 
 Stride, padding and dilation are symbolic and may differ per spatial dim (suffixes d/h/w);
 the kernel size is the weight's spatial shape. Weight and input always have the same rank.
@@ -100,7 +101,7 @@ class ConvTransposeNd(ConvBase, abstract=True):
         c, c_w = x.shape[1], w.shape[0]
         preds = self._common_requires() + [c == c_w, c % self.groups == 0]
         for op, s, d in zip(self.output_padding, self.stride, self.dilation):
-            preds += [op >= 0, arith.Or(op < s, op < d)]
+            preds += [op >= 0, op < s]
         preds += [size >= 1 for size in self.type_transfer(inputs)[0].shape[2:]]
         return preds
 

@@ -36,7 +36,9 @@ class PadOp(AbsOpBase, abstract=True):
 
 
 class ConstantPad(PadOp):
-    """Fill with ``value``; negative pads crop. Any rank >= number of padded axes."""
+    """Fill with ``value``; negative pads crop. Any rank >= number of padded axes.
+
+    torch crops before it pads, so a crop on one side may not exceed the dim by itself."""
     num_var_param = [2, 4, 6, 8, 10]
     attr_choices = {"value": (0.0, 1.0)}
 
@@ -46,7 +48,7 @@ class ConstantPad(PadOp):
 
     def requires(self, inputs):
         (x,) = inputs
-        return [d + b + e >= 1 for d, b, e in self.padded(x)]
+        return [p for d, b, e in self.padded(x) for p in (d + b + e >= 1, d + b >= 0, d + e >= 0)]
 
 
 class BorderPad(PadOp, abstract=True):

@@ -42,7 +42,18 @@ class GraphModule(torch.nn.Module):
         for name in self.gir.weights:
             env[name] = getattr(self, name)
         for fn, inst in zip(self._fns, self.gir.insts):
-            out = fn(inst.op, *[env[v] for v in inst.inputs])
+            args = [env[v] for v in inst.inputs]
+            if check:
+                try:
+                    out = fn(inst.op, *args)
+                except Exception as e:
+                    ins = ", ".join(str(self.gir.vars[x]) for x in inst.inputs)
+                    raise OpDefinitionError(
+                        f"torch lowering of {inst.op!r} raised {type(e).__name__}: {e} on inputs [{ins}] "
+                        "(its requires admits inputs that torch rejects)"
+                    ) from e
+            else:
+                out = fn(inst.op, *args)
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if check:
                 _check_outputs(inst, outs, self.gir)
