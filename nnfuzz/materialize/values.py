@@ -12,7 +12,7 @@ def random_array(t: AbsTensor, rng: np.random.Generator) -> np.ndarray:
     shape = [int(d) for d in t.shape]
     dt = t.dtype
     if dt is DType.bool:
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)
     if dt is DType.uint8:
         return rng.integers(0, 16, size=shape).astype(np.uint8)
     if dt.is_int:

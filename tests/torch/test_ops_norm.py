@@ -1,0 +1,89 @@
+import random
+
+import pytest
+from oputil import check_op, solve_concrete
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.ops import norm as N
+from nnfuzz.abstract.tensor import AbsTensor
+
+
+def run(op, shapes, dt):
+    # ORT cannot be fed bfloat16 numpy arrays (it has a bf16 LayerNormalization kernel, so the session
+    # opens and feeding fails); for bf16 rows check torch, export, checker and shape inference only.
+    res = check_op(op, [AbsTensor(s, dt) for s in shapes], run_ort=dt is not DType.bfloat16)
+    assert res in ("ok", "unsupported")
+
+
+def rows(cls):
+    return [row[0] for row in cls.in_dtypes]
+
+
+@pytest.mark.parametrize("dt", rows(N.BatchNorm), ids=str)
+@pytest.mark.parametrize("x", [[3, 4], [2, 4, 3], [2, 4, 3, 3], [1, 4, 2, 3, 2]], ids=str)
+def test_batch_norm(x, dt):
+    run(N.BatchNorm(eps=1e-5), [x, [4], [4]], dt)
+
+
+@pytest.mark.parametrize("dt", rows(N.InstanceNorm), ids=str)
+@pytest.mark.parametrize("x", [[2, 4, 3], [2, 4, 3, 3], [1, 4, 1, 1, 2]], ids=str)
+def test_instance_norm(x, dt):
+    run(N.InstanceNorm(eps=1e-3), [x, [4], [4]], dt)
+
+
+@pytest.mark.parametrize("dt", rows(N.GroupNorm), ids=str)
+@pytest.mark.parametrize("groups,x", [(2, [3, 4]), (4, [2, 4, 3]), (1, [2, 4, 3, 3]), (2, [1, 4, 2, 1, 2])], ids=str)
+def test_group_norm(groups, x, dt):
+    run(N.GroupNorm(groups, eps=1e-5), [x, [4], [4]], dt)
+
+
+@pytest.mark.parametrize("dt", rows(N.LayerNorm), ids=str)
+@pytest.mark.parametrize("k,affine,x", [
+    (1, True, [5]), (1, False, [2, 4, 3]), (2, True, [2, 4, 3]), (3, False, [2, 4, 3]),
+    (3, True, [1, 2, 3, 2, 2]), (2, False, [1, 2, 3, 2, 2]),
+], ids=str)
+def test_layer_norm(k, affine, x, dt):
+    params = [x[len(x) - k:]] * 2 if affine else []
+    run(N.LayerNorm(k=k, affine=affine, eps=0.1), [x] + params, dt)
+
+
+@pytest.mark.parametrize("rank", [2, 3, 4, 5])
+def test_symbolic(rank):
+    f32 = DType.float32
+    op, xs = solve_concrete(N.BatchNorm, [rank, 1, 1], [f32] * 3, kwargs={"eps": 1e-5})
+    run(op, [x.shape for x in xs], f32)
+    op, xs = solve_concrete(N.GroupNorm, [rank, 1, 1], [f32] * 3, kwargs={"eps": 1e-5},
+                            extra=lambda op, xs: [op.groups >= 2])
+    assert xs[0].shape[1] % op.groups == 0
+    run(op, [x.shape for x in xs], f32)
+    if rank >= 3:
+        op, xs = solve_concrete(N.InstanceNorm, [rank, 1, 1], [f32] * 3, kwargs={"eps": 1e-5})
+        run(op, [x.shape for x in xs], f32)
+    for k in (1, 2, 3):
+        if k <= rank:
+            kw = {"k": k, "affine": True, "eps": 1e-5}
+            op, xs = solve_concrete(N.LayerNorm, [rank, k, k], [f32] * 3, kwargs=kw)
+            run(op, [x.shape for x in xs], f32)
+
+
+def test_invalid():
+    f32 = DType.float32
+    x, c4 = AbsTensor([2, 4, 3], f32), AbsTensor([4], f32)
+    assert False in N.GroupNorm(3, eps=1e-5).checked_requires([x, c4, c4])  # 3 does not divide 4
+    assert False in N.GroupNorm(0, eps=1e-5).checked_requires([x, c4, c4])
+    assert False in N.BatchNorm(eps=1e-5).checked_requires([x, AbsTensor([3], f32), c4])
+    one = AbsTensor([2, 4, 1, 1], f32)
+    assert False in N.InstanceNorm(eps=1e-5).checked_requires([one, c4, c4])  # one spatial element
+    assert False in N.GroupNorm(4, eps=1e-5).checked_requires([AbsTensor([1, 4], f32), c4, c4])  # torch refuses
+    ln = N.LayerNorm(k=2, affine=True, eps=1e-5)
+    assert False in ln.checked_requires([x, AbsTensor([4, 4], f32), AbsTensor([4, 3], f32)])
+
+
+def test_deduct():
+    rng = random.Random(0)
+    out = [AbsTensor([2, 3, 4, 5], DType.float16)]
+    for op in (N.BatchNorm(eps=1e-5), N.InstanceNorm(eps=1e-5), N.GroupNorm(1, eps=1e-5)):
+        assert op.checked_deduct(out, rng) == [(4, DType.float16), (1, DType.float16), (1, DType.float16)]
+    assert N.LayerNorm(k=2, affine=True, eps=1e-5).checked_deduct(out, rng) == [
+        (4, DType.float16), (2, DType.float16), (2, DType.float16)]
+    assert N.LayerNorm(k=3, affine=False, eps=1e-5).checked_deduct(out, rng) == [(4, DType.float16)]
