@@ -5,6 +5,8 @@ An operator declares
     row i of the other);
   * ``inp_ranks`` / ``out_ranks``: one tuple of viable ranks per input / output (class defaults,
     overridable per instance in ``__init__``);
+  * ``weight_inputs``: indices of inputs that must come from a fresh placeholder (a weight or model
+    input), for kernels whose shape exporters need to know statically;
   * ``__init__(self, *symbolic_ints, **choices)``: positional parameters are symbolic ints solved by
     Z3 (a ``*args`` parameter takes a count from ``num_var_param``); keyword-only parameters are
     discrete choices drawn from ``attr_choices``;
@@ -45,6 +47,7 @@ class AbsOpBase:
     out_dtypes: ClassVar[List[Tuple[DType, ...]]] = []
     num_var_param: ClassVar[Optional[List[int]]] = None
     same_inp_dims: ClassVar[bool] = False
+    weight_inputs: ClassVar[Tuple[int, ...]] = ()  # inputs always fed by a fresh placeholder (e.g. conv kernels)
     attr_choices: ClassVar[Dict[str, Sequence[Any]]] = {}
     attr_kinds: ClassVar[Dict[str, str]] = {}
     inp_ranks: List[Tuple[int, ...]] = [RANK_ALL]

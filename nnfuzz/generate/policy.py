@@ -25,8 +25,8 @@ class GenPolicy:
     forward_prob: float = 0.6      # forward insertion vs backward insertion
     reuse_prob: float = 0.5        # an extra input reuses an existing tensor rather than a new placeholder
     weight_prob: float = 0.3       # a final placeholder becomes a weight rather than a model input
-    guesses: int = 3               # binned guesses checked in Python before asking Z3
-    solver_timeout_ms: int = 200   # per Z3 check
+    guesses: int = 6               # binned guesses checked in Python before asking Z3
+    solver_timeout_ms: int = 100   # per Z3 check
     graph_timeout_s: float = 10.0  # hard wall-clock bound per graph
     max_attempts: int = 40         # failed insertions tolerated per graph before stopping
 

@@ -3,8 +3,8 @@
 Existing tensors are already concrete, so the problem never grows with the graph. Each generator
 owns a fresh z3 Context (made on first use): z3's answers depend on the context's history, so a
 shared context would make a graph depend on the graphs generated before it in the same process. Binning
-preferences are passed as assumptions; when they make the problem unsat (or time out), a random
-half is dropped and the check repeats, down to no preferences at all.
+preferences are passed as assumptions; those in an unsat core are dropped (a random half on a
+timeout) and the check repeats, down to no preferences at all.
 """
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ class LocalSolver:
               fallback: Sequence = ()) -> Optional[List[int]]:
         """Values of ``variables`` satisfying ``constraints`` and as many ``prefs`` as fit, or None.
 
-        When every preference has been dropped, ``fallback`` (e.g. modest magnitudes) is tried as one
-        last set of assumptions before the bare constraints.
+        Preferences in an unsat core are dropped (an empty core means the problem itself is unsat);
+        on a timeout a random half is dropped. When every preference is gone, ``fallback`` (e.g.
+        modest magnitudes) is tried as one last set before the bare constraints.
         """
         self.ctx  # noqa: B018  (creates the context and solver on first use)
         s = self._solver
@@ -63,14 +64,20 @@ class LocalSolver:
                     self.stats.sat += 1
                     m = s.model()
                     return [m.eval(v, model_completion=True).as_long() for v in variables]
+                if not prefs:
+                    self.stats.unsat += r == z3.unsat
+                    self.stats.unknown += r != z3.unsat
+                    return None
                 if r == z3.unsat:
                     self.stats.unsat += 1
+                    core = {c.get_id() for c in s.unsat_core()}
+                    if not core:
+                        return None
+                    prefs = [p for p in prefs if p.get_id() not in core]
                 else:
                     self.stats.unknown += 1
-                if not prefs:
-                    return None
-                self.rng.shuffle(prefs)
-                prefs = prefs[: len(prefs) // 2]
+                    self.rng.shuffle(prefs)
+                    prefs = prefs[: len(prefs) // 2]
                 if not prefs and fallback:
                     prefs, fallback = list(fallback), ()
         finally:

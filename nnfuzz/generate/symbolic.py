@@ -25,6 +25,9 @@ from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.gir import GraphIR, Inst
 
+# (ops, weights, dtypes, what) -> the (ops, weights) that fit: shared by generators in a process
+_POOL_CACHE: Dict[tuple, tuple] = {}
+
 # An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
 Slot = Union[str, Tuple[int, DType]]
 
@@ -41,7 +44,7 @@ class GraphGenerator:
         self.placeholders: List[str] = []
         self.insts: List[Inst] = []
         self.uid = 0
-        self._fit_cache: Dict[tuple, bool] = {}
+        self._ops_key = (tuple(self.ops), tuple(self.op_weights), self.allowed)
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
 
     # ---- top level ---------------------------------------------------------------------------
@@ -86,17 +89,20 @@ class GraphGenerator:
 
     # ---- insertion strategies ----------------------------------------------------------------
     def _forward(self) -> bool:
-        cls, kw, n_var, skel = self._draw_op(self._consumes_existing)
+        cls, kw, n_var, skel = self._draw_op(self._consumers_pool())
         if skel is None:
             return False
-        rows = self._rows(skel)
-        if not rows:
+        options = []  # (row, candidates per slot) for rows where some slot can take an existing tensor
+        for r in self._rows(skel):
+            row = skel.in_dtypes[r]
+            cands = [[] if i in skel.weight_inputs else self._candidates(row[i], skel.inp_ranks[i])
+                     for i in range(skel.n_inputs)]
+            if any(cands):
+                options.append((row, cands))
+        if not options:
             return False
-        in_row = skel.in_dtypes[self.rng.choice(rows)]
-        cands = [self._candidates(in_row[i], skel.inp_ranks[i]) for i in range(skel.n_inputs)]
+        in_row, cands = self.rng.choice(options)
         live = [i for i, c in enumerate(cands) if c]
-        if not live:
-            return False
         anchor = self.rng.choice(live)
         slots: List[Optional[Slot]] = [None] * skel.n_inputs
         slots[anchor] = self.rng.choice(cands[anchor])
@@ -114,7 +120,7 @@ class GraphGenerator:
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)
         t = self.vars[target]
-        cls, kw, n_var, skel = self._draw_op(self._produces(t))
+        cls, kw, n_var, skel = self._draw_op(self._producers_pool(t))
         if skel is None or skel.n_outputs != 1 or t.ndims not in skel.out_ranks[0]:
             return False
         if not any(o == (t.dtype,) for o in (skel.out_dtypes[i] for i in self._rows(skel))):
@@ -128,7 +134,7 @@ class GraphGenerator:
         banned = self._descendants(target)
         slots: List[Slot] = []
         for i, (r, dt) in enumerate(pairs):
-            c = [v for v in self._candidates(dt, (r,)) if v not in banned]
+            c = [] if i in skel.weight_inputs else [v for v in self._candidates(dt, (r,)) if v not in banned]
             if c and self.rng.random() < self.policy.reuse_prob:
                 slots.append(self.rng.choice(c))
             else:
@@ -255,12 +261,12 @@ class GraphGenerator:
         return True
 
     # ---- helpers -----------------------------------------------------------------------------
-    def _draw_op(self, fits=None):
-        """Draw an op class (by weight, among those ``fits`` admits), its choices and a skeleton."""
-        pool = [(c, w) for c, w in zip(self.ops, self.op_weights) if fits is None or fits(c)]
-        if not pool:
+    def _draw_op(self, pool=None):
+        """Draw an op class by weight from ``pool`` (default: all), its choices and a skeleton."""
+        ops, weights = pool if pool is not None else (self.ops, self.op_weights)
+        if not ops:
             return None, None, 0, None
-        cls = self.rng.choices([c for c, _ in pool], weights=[w for _, w in pool])[0]
+        cls = self.rng.choices(ops, weights=weights)[0]
         kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
         n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
         try:
@@ -269,24 +275,44 @@ class GraphGenerator:
             return cls, kw, n_var, None
         return cls, kw, n_var, skel
 
-    def _consumes_existing(self, cls) -> bool:
-        """Class-level tables say ``cls`` can take some existing tensor as some input."""
-        kinds = {(t.dtype, t.ndims) for t in self.vars.values()}
-        key = (cls, frozenset(kinds))
-        hit = self._fit_cache.get(key)
-        if hit is None:
-            rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes) if set(r) | set(o) <= self.allowed]
-            hit = any(dt == row[i] and rk in viable
-                      for row in rows for i, viable in enumerate(cls.inp_ranks) if i < len(row)
-                      for dt, rk in kinds) or _instance_tables(cls)
-            self._fit_cache[key] = hit
+    def _pool(self, key, fits):
+        """The (ops, weights) that ``fits`` admits, cached under ``key``."""
+        key = (self._ops_key, key)
+        hit = _POOL_CACHE.get(key)
+        if hit is None and fits is None:
+            hit = _POOL_CACHE[key] = {c: self._takes(c) for c in self.ops}
+        elif hit is None:
+            pairs = [(c, w) for c, w in zip(self.ops, self.op_weights) if fits(c)]
+            hit = _POOL_CACHE[key] = ([c for c, _ in pairs], [w for _, w in pairs])
+            if len(_POOL_CACHE) > 20000:
+                _POOL_CACHE.clear()
         return hit
 
-    def _produces(self, t: AbsTensor):
+    def _consumers_pool(self):
+        """Ops whose class tables say they can take some existing tensor as some input."""
+        kinds = frozenset((t.dtype, t.ndims) for t in self.vars.values())
+        takes = self._pool(("takes",), None)
+
+        def fits(cls) -> bool:
+            return takes[cls] is None or not takes[cls].isdisjoint(kinds)
+
+        return self._pool(("in", kinds), fits)
+
+    def _takes(self, cls):
+        """The (dtype, rank) pairs ``cls``'s class tables accept on some input (None: per instance)."""
+        if _instance_tables(cls):
+            return None
+        rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes) if set(r) | set(o) <= self.allowed]
+        return frozenset((row[i], rk) for row in rows for i, viable in enumerate(cls.inp_ranks)
+                         if i < len(row) for rk in viable)
+
+    def _producers_pool(self, t: AbsTensor):
+        """Single-output ops whose class tables say they can produce a tensor like ``t``."""
         def fits(cls) -> bool:
             return len(cls.out_ranks) == 1 and t.ndims in cls.out_ranks[0] and any(
                 o == (t.dtype,) and set(i) <= self.allowed for i, o in zip(cls.in_dtypes, cls.out_dtypes))
-        return fits
+
+        return self._pool(("out", t.dtype, t.ndims), fits)
 
     def _rows(self, op) -> List[int]:
         return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes)) if set(a) | set(b) <= self.allowed]
@@ -305,6 +331,11 @@ class GraphGenerator:
         return binning.sample(b, self.rng) if b is not None else self.rng.randint(-2, 8)
 
     def _guess_shape(self, rank: int, refs: List[AbsTensor]) -> List[int]:
+        """A binned guess for a new placeholder: often a reference tensor's shape (or its suffix),
+        otherwise each dim copied from an aligned reference dim, 1, or a binned size."""
+        whole = [t.shape[t.ndims - rank:] for t in refs if t.ndims >= rank]
+        if whole and self.rng.random() < 0.5:
+            return [int(d) for d in self.rng.choice(whole)]
         shape = []
         for d in range(rank):
             r = self.rng.random()

@@ -70,7 +70,8 @@ def test_symbolic_pinned():
     assert op.padding[1] == 0  # dilated dims are unpadded
     run(op, xs[0].shape, DType.float32)
 
-    op, xs = solve_concrete(P.AdaptiveAvgPool2d, [4], [DType.float32], extra=lambda op, xs: [op.out_h == 3, op.out_w == 2])
+    op, xs = solve_concrete(P.AdaptiveAvgPool2d, [4], [DType.float32],
+                            extra=lambda op, xs: [op.out_h == 3, op.out_w == 2])
     assert xs[0].shape[2] % 3 == 0 and xs[0].shape[3] % 2 == 0
     run(op, xs[0].shape, DType.float32)
 

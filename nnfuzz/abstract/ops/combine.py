@@ -3,10 +3,9 @@
 Arity (Concat's input count, Split's output count) is a discrete attribute, so one class covers all
 counts; the instance sets its own rank and dtype tables for that count.
 """
-from nnfuzz.abstract.arith import If, Or, cdiv, fdiv
+from nnfuzz.abstract.arith import If, Or, cdiv, fdiv, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import AbsOpBase, ranks
-from nnfuzz.abstract.ops.layout import dim_at
 from nnfuzz.abstract.tensor import AbsTensor
 
 
@@ -56,7 +55,7 @@ class Split(AbsOpBase):
 
     def requires(self, inputs):
         (x,) = inputs
-        return _axis_in_range(self.axis, x) + [dim_at(x.shape, self.axis) % self.parts == 0]
+        return _axis_in_range(self.axis, x) + [select(x.shape, self.axis) % self.parts == 0]
 
     def type_transfer(self, inputs):
         (x,) = inputs
@@ -77,7 +76,7 @@ class Slice(AbsOpBase):
 
     def requires(self, inputs):
         (x,) = inputs
-        d = dim_at(x.shape, self.axis)
+        d = select(x.shape, self.axis)
         return _axis_in_range(self.axis, x) + [
             0 <= self.start, self.start < self.end, self.end <= d, self.step >= 1,
         ]
@@ -107,7 +106,7 @@ class Gather(AbsOpBase):
 
     def requires(self, inputs):
         (x,) = inputs
-        d = dim_at(x.shape, self.axis)
+        d = select(x.shape, self.axis)
         return _axis_in_range(self.axis, x) + [0 <= i for i in self.indices] + [i < d for i in self.indices]
 
     def type_transfer(self, inputs):

@@ -11,11 +11,12 @@ Stride, padding and dilation are symbolic and may differ per spatial dim (suffix
 the kernel size is the weight's spatial shape. Weight and input always have the same rank.
 """
 from nnfuzz.abstract import arith
-from nnfuzz.abstract.dtype import DTYPE_FLOATS
+from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 
-CONV_DTYPES = (DTYPE_FLOATS[0],) + DTYPE_FLOATS[2:]  # float16, float32, float64
+# ONNX Conv/ConvTranspose take no bfloat16 at opset 17; torch has no integer convolution
+CONV_DTYPES = (DType.float16, DType.float32, DType.float64)
 
 
 def divisible(n, d):

@@ -2,7 +2,7 @@
 
 Every op here accepts every dtype (bool included) and keeps it. Axes are non-negative indices.
 """
-from nnfuzz.abstract.arith import If, Or, distinct, fdiv, is_sym, prod, select
+from nnfuzz.abstract.arith import If, Or, distinct, fdiv, prod, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import MAX_RANK, RANK_ALL, AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
@@ -15,14 +15,6 @@ class LayoutOp(AbsOpBase, abstract=True):
 
     def out(self, inputs, shape):
         return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
-
-
-def dim_at(shape, axis):
-    """``shape[axis]`` for a possibly symbolic axis. A concrete axis out of range gives 0, a dim that
-    fails every rule, so ``requires`` reports False instead of raising (its range check fails too)."""
-    if not is_sym(axis) and not 0 <= axis < len(shape):
-        return 0
-    return select(shape, axis)
 
 
 def _pick_rank(viable, rng):
@@ -93,7 +85,7 @@ class Transpose(LayoutOp):
     def type_transfer(self, inputs):
         (x,) = inputs
         s = x.shape
-        a, b = dim_at(s, self.dim0), dim_at(s, self.dim1)
+        a, b = select(s, self.dim0), select(s, self.dim1)
         return self.out(inputs, [If(i == self.dim0, b, If(i == self.dim1, a, s[i])) for i in range(x.ndims)])
 
 
@@ -113,7 +105,7 @@ class Permute(LayoutOp):
 
     def type_transfer(self, inputs):
         (x,) = inputs
-        return self.out(inputs, [dim_at(x.shape, p) for p in self.perm])
+        return self.out(inputs, [select(x.shape, p) for p in self.perm])
 
 
 class Squeeze(LayoutOp):
@@ -127,7 +119,7 @@ class Squeeze(LayoutOp):
 
     def requires(self, inputs):
         (x,) = inputs
-        return [0 <= self.axis, self.axis < x.ndims, dim_at(x.shape, self.axis) == 1]
+        return [0 <= self.axis, self.axis < x.ndims, select(x.shape, self.axis) == 1]
 
     def type_transfer(self, inputs):
         (x,) = inputs
@@ -221,7 +213,7 @@ class DepthToSpace(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 2, x.shape[1] % (b * b) == 0]
+        return [b >= 1, x.shape[1] % (b * b) == 0]
 
     def type_transfer(self, inputs):
         (x,) = inputs
@@ -241,7 +233,7 @@ class SpaceToDepth(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 2, x.shape[2] % b == 0, x.shape[3] % b == 0]
+        return [b >= 1, x.shape[2] % b == 0, x.shape[3] % b == 0]
 
     def type_transfer(self, inputs):
         (x,) = inputs
@@ -309,7 +301,7 @@ class Roll(LayoutOp):
 
     def requires(self, inputs):
         (x,) = inputs
-        d = dim_at(x.shape, self.axis)
+        d = select(x.shape, self.axis)
         return [0 <= self.axis, self.axis < x.ndims, -d < self.shift, self.shift < d]
 
     def type_transfer(self, inputs):

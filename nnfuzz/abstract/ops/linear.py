@@ -126,10 +126,10 @@ class Gemm(AbsOpBase):
 
     def requires(self, inputs):
         a, b, c = inputs
-        m, k, k2, n = self._mkn(a, b)
-        cdims = [1] * (2 - c.ndims) + list(c.shape)
         if c.dtype.is_int and not (float(self.alpha).is_integer() and float(self.beta).is_integer()):
             return [False]
+        m, k, k2, n = self._mkn(a, b)
+        cdims = [1] * (2 - c.ndims) + list(c.shape)
         return [k == k2, arith.Or(cdims[0] == 1, cdims[0] == m), arith.Or(cdims[1] == 1, cdims[1] == n)]
 
     def type_transfer(self, inputs):

@@ -74,6 +74,7 @@ class InstanceNorm(ChannelNormBase):
 class GroupNorm(ChannelNormBase):
     in_dtypes = [(d, d, d) for d in INSTANCE_NORM_DTYPES]
     out_dtypes = [(d,) for d in INSTANCE_NORM_DTYPES]
+
     def __init__(self, groups, *, eps):
         self.groups = groups
         self.eps = eps
