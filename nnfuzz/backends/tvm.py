@@ -1,0 +1,104 @@
+"""Apache TVM (0.27, Relax only): ONNX -> relax.frontend.onnx -> tvm.compile -> relax.VirtualMachine."""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.errors import ConfigError
+
+PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-vs-unopt pair
+
+
+class _TvmBackend(Backend):
+    system = "tvm"
+    target_kind = "llvm"
+
+    def __init__(self, pipeline: str = "default", **options):
+        super().__init__(pipeline=pipeline, **options)
+        if pipeline not in PIPELINES:
+            raise ConfigError(f"backend.pipeline={pipeline!r}; valid choices: {list(PIPELINES)}")
+        import tvm
+
+        self._tvm = tvm
+        self.pipeline = pipeline
+
+    @classmethod
+    def check_available(cls) -> None:
+        try:
+            import tvm  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"{cls.name} needs apache-tvm ({e}); install it with `pip install -e '.[tvm]'`")
+
+    @property
+    def version(self) -> str:
+        return self._tvm.__version__
+
+    @property
+    def version_id(self) -> str:
+        info = self._tvm.support.libinfo()
+        commit = info.get("GIT_COMMIT_HASH") or info.get("GIT_COMMIT_TIME")
+        return commit or f"{self._tvm.__version__} (wheel; no git hash in libinfo)"
+
+    def device_handle(self):
+        return self._tvm.cpu()
+
+    def build(self, mod):
+        return self._tvm.compile(mod, target=self.target_kind, relax_pipeline=self.pipeline)
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+        from tvm import relax
+        from tvm.relax.frontend.onnx import from_onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        mod = from_onnx(model, keep_params_in_input=False)
+        ex = self.build(mod)
+        vm = relax.VirtualMachine(ex, self.device_handle())
+        in_names = [i.name for i in model.graph.input]
+        out_names = [o.name for o in model.graph.output]
+        return vm, in_names, out_names
+
+    def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        vm, in_names, out_names = compiled
+        dev = self.device_handle()
+        args = [self._tvm.runtime.tensor(np.array(inputs[n], order="C"), dev) for n in in_names]
+        out = vm["main"](*args)
+        outs = [out] if isinstance(out, self._tvm.runtime.Tensor) else list(out)
+        return {n: np.asarray(o.numpy()) for n, o in zip(out_names, outs)}
+
+
+class TvmCpuBackend(_TvmBackend):
+    name = "tvm-cpu"
+    device = "cpu"
+
+
+class TvmGpuBackend(_TvmBackend):
+    name = "tvm-gpu"
+    device = "gpu"
+    target_kind = "cuda"
+
+    @classmethod
+    def check_available(cls) -> None:
+        super().check_available()
+        import tvm
+
+        if not tvm.cuda().exist:
+            raise BackendUnavailable(
+                "tvm-gpu needs a usable CUDA GPU, but tvm.cuda().exist is False on this machine "
+                "(no GPU or no driver); use backend=tvm-cpu here"
+            )
+
+    def device_handle(self):
+        return self._tvm.cuda()
+
+    def build(self, mod):
+        tvm = self._tvm
+        from tvm import dlight as dl
+
+        target = tvm.target.Target("cuda")
+        with target:
+            mod = tvm.relax.get_pipeline(self.pipeline)(mod)
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+        return tvm.compile(mod, target=target)
