@@ -16,13 +16,16 @@ def check(op, *inputs):
 
 
 def has_false(op, *inputs):
-    return False in op.checked_requires([AbsTensor(s, dt) for s, dt in inputs])
+    """requires holds a False predicate; type_transfer still runs (the generator calls it first)."""
+    xs = [AbsTensor(s, dt) for s, dt in inputs]
+    op.checked_type_transfer(xs)
+    return False in op.checked_requires(xs)
 
 
 @pytest.mark.parametrize("dt", DTYPE_ALL, ids=str)
 def test_every_dtype(dt):
     assert check(C.Concat(1, arity=2), ([2, 3, 4], dt), ([2, 1, 4], dt)) in OK
-    assert check(C.Split(2, parts=2), ([2, 3, 4], dt)) in OK
+    assert check(C.Split(2, 1, 3), ([2, 3, 4], dt)) in OK
     assert check(C.Slice(1, 1, 6, 2), ([2, 6, 4], dt)) in OK
     assert check(C.Gather(1, 0, 5, 5, 1), ([2, 6, 4], dt)) in OK
 
@@ -37,11 +40,15 @@ def test_concat_arities(arity):
     assert check(C.Concat(0, arity=arity), *[([2], DType.bool)] * arity) in OK
 
 
-@pytest.mark.parametrize("parts", C.Split.attr_choices["parts"])
-def test_split_parts(parts):
-    op = C.Split(0, parts=parts)
-    assert check(op, ([parts * 2, 3], DType.float32)) in OK
-    assert check(C.Split(4, parts=parts), ([1, 1, 1, 1, parts], DType.int64)) in OK
+@pytest.mark.parametrize("n", C.Split.num_var_param)
+def test_split_counts(n):
+    op = C.Split(0, *([2] * n))
+    assert len(op.out_ranks) == n and all(len(r) == n for r in op.out_dtypes)
+    assert check(op, ([n * 2, 3], DType.float32)) in OK
+    sizes = list(range(1, n + 1))
+    outs = C.Split(4, *sizes).checked_type_transfer([AbsTensor([1, 1, 1, 1, sum(sizes)], DType.int64)])
+    assert [o.shape for o in outs] == [[1, 1, 1, 1, s] for s in sizes]
+    assert check(C.Split(4, *sizes), ([1, 1, 1, 1, sum(sizes)], DType.int64)) in OK
 
 
 @pytest.mark.parametrize("op, shape", [
@@ -60,7 +67,8 @@ def test_attribute_values(op, shape):
 @pytest.mark.parametrize("cls, ranks, n_var, kwargs", [
     (C.Concat, [3, 3], 0, {"arity": 2}),
     (C.Concat, [2, 2, 2, 2], 0, {"arity": 4}),
-    (C.Split, [3], 0, {"parts": 3}),
+    (C.Split, [3], 3, {}),
+    (C.Split, [1], 2, {}),
     (C.Slice, [3], 0, {}),
     (C.Slice, [1], 0, {}),
     (C.Gather, [2], 3, {}),
@@ -72,9 +80,9 @@ def test_solved(cls, ranks, n_var, kwargs):
         assert check(op, *[(x.shape, x.dtype) for x in xs]) in OK
 
 
-def test_solved_split_divides():
-    op, xs = solve_concrete(C.Split, [2], [DType.float32], kwargs={"parts": 4})
-    assert xs[0].shape[op.axis] % 4 == 0
+def test_solved_split_sizes_cover_the_dim():
+    op, xs = solve_concrete(C.Split, [2], [DType.float32], n_var=4)
+    assert sum(op.sizes) == xs[0].shape[op.axis] and min(op.sizes) >= 1
 
 
 f32 = DType.float32
@@ -83,11 +91,13 @@ f32 = DType.float32
 @pytest.mark.parametrize("op, inputs", [
     (C.Concat(1, arity=2), [([2, 3], f32), ([3, 3], f32)]),
     (C.Concat(2, arity=2), [([2, 3], f32), ([2, 3], f32)]),
-    (C.Split(0, parts=2), [([3, 4], f32)]),
-    (C.Split(2, parts=2), [([2, 4], f32)]),
+    (C.Split(0, 1, 1), [([3, 4], f32)]),
+    (C.Split(0, 4, 0), [([4, 4], f32)]),
+    (C.Split(2, 1, 1), [([2, 4], f32)]),
     (C.Slice(0, 2, 2, 1), [([4], f32)]),
     (C.Slice(0, 0, 5, 1), [([4], f32)]),
     (C.Slice(0, 0, 2, 0), [([4], f32)]),
+    (C.Slice(0, 0, 2, -1), [([4], f32)]),
     (C.Slice(1, 0, 1, 1), [([4], f32)]),
     (C.Gather(0, 4), [([4], f32)]),
     (C.Gather(0, -1), [([4], f32)]),
@@ -103,4 +113,4 @@ def test_deduct_inputs():
     rng = random.Random(0)
     y = AbsTensor([2, 3], DType.uint8)
     assert C.Concat(0, arity=3).checked_deduct([y], rng) == [(2, DType.uint8)] * 3
-    assert C.Split(0, parts=2).checked_deduct([y, y], rng) == [(2, DType.uint8)]
+    assert C.Split(0, 1, 1).checked_deduct([y, y], rng) == [(2, DType.uint8)]

@@ -18,6 +18,7 @@ def run(op, shapes, dt):
 CASES = [
     (C.Conv1d(1, 0, 1, 1), [1, 3, 8], [4, 3, 3]),
     (C.Conv1d(2, 1, 2, 2), [2, 4, 9], [6, 2, 3]),
+    (C.Conv1d(2, 0, 3, 1), [2, 3, 9], [4, 3, 2]),  # dilated, unpadded: float16 too
     (C.Conv2d(1, 1, 0, 0, 1, 1, 1), [1, 3, 5, 6], [2, 3, 1, 1]),
     (C.Conv2d(2, 1, 1, 0, 1, 2, 2), [1, 4, 7, 8], [2, 2, 3, 2]),
     (C.Conv2d(3, 2, 2, 3, 2, 1, 4), [2, 4, 6, 5], [8, 1, 2, 3]),  # depthwise, pad > kernel
@@ -34,6 +35,11 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: repr(c[0]))
 def test_conv(case, dt):
     op, x, w = case
+    if dt is DType.float16 and type(op) in (C.Conv1d, C.Conv2d, C.Conv3d) and \
+            any(d > 1 and p > 0 for d, p in zip(op.dilation, op.padding)):
+        # torch's CPU float16 dilated convolution may segfault on padded dilated dims: excluded
+        assert False in op.checked_requires([AbsTensor(x, dt), AbsTensor(w, dt)])
+        return
     run(op, [x, w], dt)
 
 
@@ -55,6 +61,13 @@ def test_symbolic_pinned():
     op, xs = solve_concrete(C.Conv2d, [4, 4], [DType.float32] * 2, extra=pin, max_dim=12)
     assert op.stride[0] == 2 and op.groups == 2
     run(op, [x.shape for x in xs], DType.float32)
+
+    def pin_half(op, xs):
+        return [op.dilation[0] == 2, op.dilation[1] == 1, op.padding[1] == 2]
+
+    op, xs = solve_concrete(C.Conv2d, [4, 4], [DType.float16] * 2, extra=pin_half, max_dim=12)
+    assert op.padding[0] == 0  # float16: a dilated dim is unpadded
+    run(op, [x.shape for x in xs], DType.float16)
 
     def pin_t(op, xs):
         return [op.stride[1] == 3, op.output_padding[1] == 2, op.groups == 2]

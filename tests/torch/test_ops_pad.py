@@ -16,7 +16,10 @@ def check(op, shape, dt):
 
 
 def has_false(op, shape):
-    return False in op.checked_requires([AbsTensor(shape, f32)])
+    """requires holds a False predicate; type_transfer still runs (the generator calls it first)."""
+    xs = [AbsTensor(shape, f32)]
+    op.checked_type_transfer(xs)
+    return False in op.checked_requires(xs)
 
 
 SAMPLES = [
@@ -97,3 +100,31 @@ def test_ranks_follow_padded_axes():
 ])
 def test_invalid_attributes_rejected(op, shape):
     assert has_false(op, shape)
+
+
+@pytest.mark.parametrize("pad", [P.ConstantPad(1, -1, 0, 2, value=1.0), P.ReflectPad(1, 0, 0, 1), P.ReplicatePad(2, 1, 0, 0)])
+def test_export_is_static_so_a_later_squeeze_stays_a_squeeze(pad):
+    """The stock exporter computes pads at run time; it then loses the padded shape and exports a
+    following squeeze as an If node of unknown rank. The static pad export keeps every dim."""
+    import onnx
+    import torch
+
+    from nnfuzz.abstract.ops.layout import Squeeze
+    from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
+    from nnfuzz.materialize.torch.lowering import run_op
+
+    x = AbsTensor([2, 1, 3, 3], f32)
+    (y,) = pad.checked_type_transfer([x])
+    sq = Squeeze(1)
+    (z,) = sq.checked_type_transfer([y])
+
+    class Two(torch.nn.Module):
+        def forward(self, t):
+            return run_op(sq, *run_op(pad, t))[0]
+
+    model = export_onnx(Two(), [torch.randn(2, 1, 3, 3)], ["i0"], ["o0"])
+    assert [n.op_type for n in model.graph.node if n.op_type not in ("Constant",)] == ["Pad", "Squeeze"]
+    inferred = check_onnx(model, [z], ["o0"])
+    dims = [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+    assert dims == z.shape
+    assert onnx.shape_inference.infer_shapes(model, strict_mode=True)

@@ -1,11 +1,12 @@
 """Join, split and pick parts of tensors along one axis. Every dtype is accepted and kept.
 
-Arity (Concat's input count, Split's output count) is a discrete attribute, so one class covers all
-counts; the instance sets its own rank and dtype tables for that count.
+Concat's input count is a discrete attribute and Split's output count is the number of its ``sizes``,
+so one class covers all counts; the instance sets its own rank and dtype tables for that count.
 """
-from nnfuzz.abstract.arith import If, Or, cdiv, fdiv, select
+from nnfuzz.abstract.arith import If, Or, cdiv, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import AbsOpBase, ranks
+from nnfuzz.abstract.ops.layout import divisor
 from nnfuzz.abstract.tensor import AbsTensor
 
 
@@ -40,27 +41,31 @@ class Concat(AbsOpBase):
 
 
 class Split(AbsOpBase):
-    """Cut X along ``axis`` into ``parts`` equal pieces (the dim must divide evenly)."""
+    """Cut X along ``axis`` into consecutive pieces of the given ``sizes`` (they sum to the dim);
+    one output per piece. Equal sizes are one solution among many."""
     in_dtypes = [(d,) for d in DTYPE_ALL]
-    out_dtypes = [(d, d) for d in DTYPE_ALL]  # 2 parts; __init__ sets the rows for its own count
+    out_dtypes = [(d, d) for d in DTYPE_ALL]  # 2 pieces; __init__ sets the rows for its own count
     inp_ranks = [ranks(1)]
     out_ranks = [ranks(1)] * 2
-    attr_choices = {"parts": (2, 3, 4)}
-    attr_kinds = {"axis": "index"}
+    num_var_param = [2, 3, 4]
+    attr_kinds = {"axis": "index", "sizes": "size"}
 
-    def __init__(self, axis, *, parts):
-        self.axis, self.parts = axis, parts
-        self.out_ranks = [ranks(1)] * parts
-        self.out_dtypes = [(d,) * parts for d in DTYPE_ALL]
+    def __init__(self, axis, *sizes):
+        self.axis, self.sizes = axis, list(sizes)
+        self.out_ranks = [ranks(1)] * len(sizes)
+        self.out_dtypes = [(d,) * len(sizes) for d in DTYPE_ALL]
 
     def requires(self, inputs):
         (x,) = inputs
-        return _axis_in_range(self.axis, x) + [select(x.shape, self.axis) % self.parts == 0]
+        return _axis_in_range(self.axis, x) + [s >= 1 for s in self.sizes] + [
+            sum(self.sizes) == select(x.shape, self.axis)
+        ]
 
     def type_transfer(self, inputs):
         (x,) = inputs
-        shape = [If(i == self.axis, fdiv(d, self.parts), d) for i, d in enumerate(x.shape)]
-        return [AbsTensor(shape, dt) for dt in self.out_dtypes_for(inputs)]
+        dt = self.out_dtypes_for(inputs)
+        return [AbsTensor([If(i == self.axis, s, d) for i, d in enumerate(x.shape)], dt[k])
+                for k, s in enumerate(self.sizes)]
 
 
 class Slice(AbsOpBase):
@@ -69,7 +74,7 @@ class Slice(AbsOpBase):
     out_dtypes = [(d,) for d in DTYPE_ALL]
     inp_ranks = [ranks(1)]
     out_ranks = [ranks(1)]
-    attr_kinds = {"axis": "index", "start": "index", "end": "index", "step": "size"}
+    attr_kinds = {"axis": "index", "start": "pad", "end": "size", "step": "size"}  # start may be 0
 
     def __init__(self, axis, start, end, step):
         self.axis, self.start, self.end, self.step = axis, start, end, step
@@ -83,7 +88,7 @@ class Slice(AbsOpBase):
 
     def type_transfer(self, inputs):
         (x,) = inputs
-        n = cdiv(self.end - self.start, self.step)
+        n = cdiv(self.end - self.start, divisor(self.step))
         shape = [If(i == self.axis, n, d) for i, d in enumerate(x.shape)]
         return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
 
@@ -99,7 +104,7 @@ class Gather(AbsOpBase):
     inp_ranks = [ranks(1)]
     out_ranks = [ranks(1)]
     num_var_param = [1, 2, 3, 4]
-    attr_kinds = {"axis": "index", "indices": "index"}
+    attr_kinds = {"axis": "index", "indices": "pad"}  # positions in a dim (0 included), not axes
 
     def __init__(self, axis, *indices):
         self.axis, self.indices = axis, list(indices)

@@ -2,7 +2,7 @@
 
 Every op here accepts every dtype (bool included) and keeps it. Axes are non-negative indices.
 """
-from nnfuzz.abstract.arith import If, Or, distinct, fdiv, prod, select
+from nnfuzz.abstract.arith import If, Or, distinct, fdiv, is_sym, prod, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import MAX_RANK, RANK_ALL, AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
@@ -17,6 +17,18 @@ class LayoutOp(AbsOpBase, abstract=True):
         return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
 
 
+def divides(d, n):
+    """d >= 1 and n is a multiple of d. A concrete d < 1 gives False rather than a ZeroDivisionError."""
+    if not is_sym(d) and d < 1:
+        return False
+    return n % d == 0
+
+
+def divisor(d):
+    """``d`` as a divisor in type_transfer: a concrete d < 1 (rejected by requires) becomes 1."""
+    return d if is_sym(d) or d >= 1 else 1
+
+
 def _pick_rank(viable, rng):
     viable = list(viable)
     if not viable:
@@ -26,6 +38,7 @@ def _pick_rank(viable, rng):
 
 class Reshape(LayoutOp):
     """Y has the target ``shape``; the element count is unchanged."""
+    out_ranks = [ranks(1)]
     num_var_param = [1, 2, 3, 4, 5]
 
     def __init__(self, *shape):
@@ -51,6 +64,7 @@ class Flatten(LayoutOp):
 
     ``axis`` fixes the output rank, so it is a discrete choice, not a symbolic attribute.
     """
+    out_ranks = [ranks(1, 4)]
     attr_choices = {"axis": (0, 1, 2, 3)}
 
     def __init__(self, *, axis):
@@ -91,6 +105,7 @@ class Transpose(LayoutOp):
 
 class Permute(LayoutOp):
     """Y.shape[i] = X.shape[perm[i]]; perm is a permutation of 0..rank-1."""
+    inp_ranks = out_ranks = [ranks(2)]  # each instance: rank len(perm)
     num_var_param = [2, 3, 4, 5]
     attr_kinds = {"perm": "index"}
 
@@ -161,6 +176,7 @@ class Unsqueeze(LayoutOp):
 
 class Expand(LayoutOp):
     """Broadcast X to ``shape`` (numpy rules, right-aligned): each input dim is 1 or the target dim."""
+    out_ranks = [ranks(1)]
     num_var_param = [1, 2, 3, 4, 5]
 
     def __init__(self, *shape):
@@ -187,6 +203,7 @@ class Expand(LayoutOp):
 
 class Tile(LayoutOp):
     """Repeat X ``repeats[i]`` times along axis i (one repeat count per axis)."""
+    inp_ranks = out_ranks = [ranks(1)]  # each instance: rank len(repeats)
     num_var_param = [1, 2, 3, 4, 5]
 
     def __init__(self, *repeats):
@@ -213,13 +230,13 @@ class DepthToSpace(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 1, x.shape[1] % (b * b) == 0]
+        return [b >= 1, divides(b * b, x.shape[1])]
 
     def type_transfer(self, inputs):
         (x,) = inputs
         n, c, h, w = x.shape
         b = self.blocksize
-        return self.out(inputs, [n, fdiv(c, b * b), h * b, w * b])
+        return self.out(inputs, [n, fdiv(c, divisor(b * b)), h * b, w * b])
 
 
 class SpaceToDepth(LayoutOp):
@@ -233,13 +250,13 @@ class SpaceToDepth(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 1, x.shape[2] % b == 0, x.shape[3] % b == 0]
+        return [b >= 1, divides(b, x.shape[2]), divides(b, x.shape[3])]
 
     def type_transfer(self, inputs):
         (x,) = inputs
         n, c, h, w = x.shape
         b = self.blocksize
-        return self.out(inputs, [n, c * b * b, fdiv(h, b), fdiv(w, b)])
+        return self.out(inputs, [n, c * b * b, fdiv(h, divisor(b)), fdiv(w, divisor(b))])
 
 
 class TriangularOp(LayoutOp, abstract=True):

@@ -1,8 +1,8 @@
 """Padding in torch F.pad order: ``pads`` = (last_begin, last_end, second_last_begin, ...), two
 entries per padded axis, starting from the last axis. Padded dim = dim + begin + end.
 
-All four export through the TorchScript exporter, which builds the ONNX pads from Shape/Concat/
-Transpose nodes: ONNX shape inference then leaves the output dims unknown (not wrong).
+Constant, reflect and replicate export as one ONNX Pad with constant pads (the torch lowering module
+registers a static export for F.pad); circular exports as Slice/Concat.
 """
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_NUMERIC
 from nnfuzz.abstract.op import AbsOpBase, ranks
@@ -13,6 +13,7 @@ class PadOp(AbsOpBase, abstract=True):
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
     attr_kinds = {"pads": "pad"}
+    inp_ranks = out_ranks = [ranks(1)]  # each instance: viable_ranks(number of padded axes)
 
     def __init__(self, *pads):
         self.pads = list(pads)
@@ -57,6 +58,7 @@ class BorderPad(PadOp, abstract=True):
     in_dtypes = [(d,) for d in DTYPE_NUMERIC]
     out_dtypes = [(d,) for d in DTYPE_NUMERIC]
     num_var_param = [2, 4, 6]
+    inp_ranks = out_ranks = [ranks(2)]
 
     @staticmethod
     def viable_ranks(k):
@@ -86,6 +88,7 @@ class CircularPad(BorderPad):
     """
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
+    inp_ranks = out_ranks = [ranks(3)]
 
     @staticmethod
     def viable_ranks(k):

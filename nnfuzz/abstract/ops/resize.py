@@ -6,7 +6,7 @@ accept (cubic is 2-D only) and in whether ``align_corners`` applies, which a sin
 ``mode`` choice could only express as rules that fail for some drawn attribute combinations.
 """
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DType
-from nnfuzz.abstract.op import AbsOpBase
+from nnfuzz.abstract.op import AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
 
 
@@ -14,6 +14,7 @@ class ResizeOp(AbsOpBase, abstract=True):
     in_dtypes = [(d,) for d in DTYPE_FLOATS]
     out_dtypes = [(d,) for d in DTYPE_FLOATS]
     num_var_param = [1, 2, 3]  # spatial dims: 3-D, 4-D or 5-D input
+    inp_ranks = out_ranks = [ranks(3)]  # each instance: len(size) + 2
 
     def __init__(self, *size):
         self.size = list(size)
@@ -45,6 +46,7 @@ class ResizeLinear(ResizeOp):
 class ResizeCubic(ResizeOp):
     """Bicubic (4-D only, cubic coefficient -0.75)."""
     num_var_param = [2]
+    inp_ranks = out_ranks = [(4,)]
     attr_choices = {"align_corners": (False, True)}
 
     def __init__(self, *size, align_corners):

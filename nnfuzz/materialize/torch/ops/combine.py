@@ -11,8 +11,7 @@ def _concat(op, *xs):
 
 @lowers(C.Split)
 def _split(op, x):
-    # a size derived from x.shape still exports as one static ONNX Split (torch.chunk would not)
-    return list(torch.split(x, x.shape[op.axis] // op.parts, op.axis))
+    return list(torch.split(x, op.sizes, op.axis))
 
 
 @lowers(C.Slice)

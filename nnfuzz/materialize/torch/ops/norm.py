@@ -7,6 +7,8 @@ from nnfuzz.materialize.torch.lowering import lowers
 
 @lowers(N.BatchNorm)
 def _batch_norm(op, x, w, b):
+    # int(): while exporting, x.shape[1] is a traced value, and linspace over it would export its
+    # constants as float64 (an ONNX BatchNormalization that ORT has no kernel for)
     c = int(x.shape[1])
     # fixed, non-trivial running statistics (deterministic constants in the graph)
     mean = torch.linspace(-0.5, 0.5, c, dtype=x.dtype)

@@ -1,0 +1,42 @@
+"""Known limitations of the systems under test, as data (not log greps scattered in code).
+
+Each entry says which system, which op/dtype (None: any), the error pattern, and what it means:
+``unsupported`` errors are the system saying it lacks an op or dtype (verdict UNSUPPORTED, never a
+bug); ``io`` entries are limits of the Python API used to feed the system (also UNSUPPORTED).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Known:
+    system: str                 # "ort", "tvm", or "*"
+    pattern: str                # regex searched in the error text
+    kind: str = "unsupported"   # unsupported | io
+    op: Optional[str] = None
+    dtype: Optional[str] = None
+    note: str = ""
+
+
+KNOWN = [
+    Known("ort", r"NOT_IMPLEMENTED : Could not find an implementation for", note="no CPU kernel for this op x dtype"),
+    Known("ort", r"Numpy_type \d+ can't be converted to MLDataType", kind="io", dtype="bfloat16",
+          note="the ORT Python API cannot feed or fetch this numpy dtype"),
+    Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",
+          note="the ORT Python API cannot feed bfloat16"),
+    Known("tvm", r"operators are not supported for frontend ONNX", note="Relax ONNX frontend lacks the op"),
+    Known("tvm", r"only applies to float", note="Relax power/float-only intrinsics on integer inputs"),
+    Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
+          note="dtype not supported by the frontend or codegen"),
+]
+
+
+def classify(system: str, error_text: str) -> Optional[Known]:
+    """The known limitation matching ``error_text`` on ``system``, or None."""
+    for k in KNOWN:
+        if k.system in (system, "*") and re.search(k.pattern, error_text):
+            return k
+    return None

@@ -1,0 +1,118 @@
+"""Verdicts: compare a backend's outputs with the reference, and classify what went wrong.
+
+A verdict is PASS, UNSUPPORTED (the system said it lacks an op or dtype: not a bug), or a bug: a
+``Symptom`` (crash | inconsistency | timeout, the values meta.json uses) at a ``Stage`` (export,
+compile, execute, verify). A reference holding NaN/Inf is undefined behaviour: never compared.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Dict, Mapping, Optional
+
+import numpy as np
+
+from nnfuzz.abstract.dtype import DType
+
+
+class Symptom(str, enum.Enum):
+    crash = "crash"
+    inconsistency = "inconsistency"
+    timeout = "timeout"
+
+
+class Stage(str, enum.Enum):
+    export = "export"
+    compile = "compile"
+    execute = "execute"
+    verify = "verify"
+
+
+class Outcome(str, enum.Enum):
+    PASS = "pass"
+    UNSUPPORTED = "unsupported"
+    BUG = "bug"
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    symptom: Optional[Symptom] = None
+    stage: Optional[Stage] = None
+    summary: str = ""                 # one line
+    detail: str = ""                  # full error text (err.log)
+    errors: Dict[str, dict] = field(default_factory=dict)  # per-output error figures
+
+    @property
+    def is_bug(self) -> bool:
+        return self.outcome is Outcome.BUG
+
+    @property
+    def label(self) -> str:
+        return self.symptom.value if self.symptom else self.outcome.value
+
+    @staticmethod
+    def passed(errors=None) -> "Verdict":
+        return Verdict(Outcome.PASS, errors=errors or {})
+
+    @staticmethod
+    def unsupported(summary: str, detail: str = "") -> "Verdict":
+        return Verdict(Outcome.UNSUPPORTED, summary=summary, detail=detail)
+
+    @staticmethod
+    def bug(symptom: Symptom, stage: Stage, summary: str, detail: str = "", errors=None) -> "Verdict":
+        return Verdict(Outcome.BUG, symptom, stage, summary, detail, errors or {})
+
+
+# (rtol, atol) per dtype: wide enough for reassociation and fused kernels, tight enough for real bugs.
+DEFAULT_TOLERANCES: Dict[str, tuple] = {
+    "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-3, 1e-4), "float64": (1e-6, 1e-8),
+}
+
+
+def compare(reference: Optional[Mapping[str, np.ndarray]], actual: Mapping[str, np.ndarray],
+            tolerances: Mapping[str, tuple] = DEFAULT_TOLERANCES) -> Verdict:
+    """Compare ``actual`` with ``reference`` per output (shape, dtype, values within tolerance)."""
+    if reference is None:
+        return Verdict.passed()  # undefined behaviour: nothing to compare
+    errors, problems = {}, []
+    for name, want in reference.items():
+        if name not in actual:
+            problems.append(f"output {name} missing")
+            continue
+        got = np.asarray(actual[name])
+        if got.shape != want.shape:
+            problems.append(f"{name}: shape {list(got.shape)} != reference {list(want.shape)}")
+            continue
+        dt = DType.parse(str(want.dtype))
+        if DType.parse(str(got.dtype)) != dt:
+            problems.append(f"{name}: dtype {got.dtype} != reference {want.dtype}")
+            continue
+        fig = error_figures(want, got)
+        errors[name] = fig
+        if dt.is_float:
+            rtol, atol = tolerances.get(dt.value, (1e-3, 1e-4))
+            w, g = want.astype(np.float64), got.astype(np.float64)
+            bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=False)
+            if bad.any():
+                problems.append(f"{name}: {int(bad.sum())}/{bad.size} values off (max abs {fig['max_abs']:.3g}, "
+                                f"max rel {fig['max_rel']:.3g}; rtol {rtol}, atol {atol})")
+        elif not np.array_equal(want, got):
+            problems.append(f"{name}: {int((want != got).sum())}/{want.size} values differ ({dt.value})")
+    if problems:
+        return Verdict.bug(Symptom.inconsistency, Stage.verify, problems[0], "\n".join(problems), errors)
+    return Verdict.passed(errors)
+
+
+def error_figures(want: np.ndarray, got: np.ndarray) -> dict:
+    """Max absolute and relative error and the Chebyshev (L-inf) distance over finite values."""
+    w, g = want.astype(np.float64).ravel(), got.astype(np.float64).ravel()
+    if w.size == 0:
+        return {"max_abs": 0.0, "max_rel": 0.0, "chebyshev": 0.0}
+    both = np.isfinite(w) & np.isfinite(g)
+    diff = np.abs(w[both] - g[both])
+    nonfinite_mismatch = int((np.isfinite(w) != np.isfinite(g)).sum())
+    max_abs = float(diff.max()) if diff.size else 0.0
+    rel = diff / np.maximum(np.abs(w[both]), 1e-12)
+    return {"max_abs": max_abs, "max_rel": float(rel.max()) if rel.size else 0.0, "chebyshev": max_abs,
+            "nonfinite_mismatch": nonfinite_mismatch}
