@@ -71,6 +71,18 @@ def cdiv(a: SymInt, b: SymInt) -> SymInt:
     return fdiv(a + b - 1, b)
 
 
+def divisible(n: SymInt, d: SymInt) -> SymBool:
+    """``d >= 1`` and ``n`` is a multiple of ``d``; a concrete ``d < 1`` gives False, not ZeroDivisionError."""
+    if not is_sym(d) and d < 1:
+        return False
+    return And(d >= 1, n % d == 0)
+
+
+def divisor(d: SymInt) -> SymInt:
+    """``d`` for use as a divisor in type_transfer: a concrete ``d < 1`` (which requires rejects) becomes 1."""
+    return d if is_sym(d) or d >= 1 else 1
+
+
 def smax(*xs: SymInt) -> SymInt:
     out = xs[0]
     for x in xs[1:]:

@@ -61,6 +61,10 @@ class GraphGenerator:
             else:
                 failures += 1
                 self.stats["failed"] += 1
+                if not self.insts and failures % 10 == 0:  # the first tensor suits nothing: start over
+                    self.vars.clear()
+                    self.placeholders.clear()
+                    self._seed_placeholder()
         if not self.insts:
             raise ConstraintError(
                 f"could not insert any operator in {failures} attempts (ops: {[c.name for c in self.ops][:20]}...)"
@@ -165,11 +169,14 @@ class GraphGenerator:
         return self._commit(got, slots, target)
 
     def _solve(self, cls, names, kinds, kw, slots, target, index_bound):
+        """Pose the insertion to Z3. Element bounds are kept linear: first each dim <= max_elems with
+        the product checked afterwards; if that overshoots, once more with a random per-dim budget
+        (dims <= 2**b_i with sum(b_i) <= log2(max_elems)), which bounds the product exactly."""
         self.uid += 1
         ctx = self.solver.ctx
         syms = [z3.Int(f"n{self.uid}_{n}", ctx) for n in names]
         dims: List[z3.ArithRef] = []
-        inputs = []
+        inputs, fresh = [], []
         for k, s in enumerate(slots):
             if isinstance(s, str):
                 inputs.append(self.vars[s])
@@ -177,17 +184,15 @@ class GraphGenerator:
                 shape = [z3.Int(f"n{self.uid}_in{k}_{d}", ctx) for d in range(s[0])]
                 dims += shape
                 inputs.append(AbsTensor(shape, s[1]))
+                fresh.append(inputs[-1])
         try:
             op = cls(*syms, **kw)
             outs = op.checked_type_transfer(inputs)
             cons = op.checked_requires(inputs)
         except ConstraintError:
             return None
-        cons += [d >= 1 for d in dims]
-        for k, s in enumerate(slots):
-            if not isinstance(s, str):
-                cons.append(inputs[k].nelement() <= self.policy.max_elems)
-        cons += self._output_constraints(outs, target)
+        cons += [d >= 1 for d in dims] + [d <= self.policy.max_elems for d in dims]
+        cons += self._output_constraints(outs, target, symbolic=True)
         cons = [c for c in cons if c is not True]
         if any(c is False for c in cons):
             return None
@@ -200,48 +205,76 @@ class GraphGenerator:
             for v in dims:
                 prefs.append(binning.preference(v, self.rng.choice(binning.SIZE_BINS[:5]), self.rng))
         modest = [z3.And(v >= -binning.MODEST, v <= binning.MODEST) for v in syms] if syms else []
-        vals = self.solver.solve(cons, prefs, syms + dims, fallback=modest if prefs else ())
-        if vals is None:
-            return None
-        attr_vals, dim_vals = vals[: len(syms)], vals[len(syms):]
-        shapes, pos = [], 0
-        for s in slots:
-            if isinstance(s, str):
-                shapes.append(None)
-            else:
-                shapes.append(dim_vals[pos: pos + s[0]])
-                pos += s[0]
-        got = self._try_concrete(cls, attr_vals, kw, slots, shapes, target)
-        if got is None:
-            raise InternalError(
-                f"{cls.name}: Z3 found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
-                "satisfying the symbolic rules, but the same rules fail on those concrete values; "
-                "type_transfer/requires must not branch on symbolic values"
-            )
-        return got
+        for budgeted in (False, True):
+            extra = self._budgets(fresh + outs) if budgeted else []
+            vals = self.solver.solve(cons + extra, prefs, syms + dims, fallback=modest if prefs else ())
+            if vals is None:
+                return None
+            attr_vals, dim_vals = vals[: len(syms)], vals[len(syms):]
+            shapes, pos = [], 0
+            for s in slots:
+                if isinstance(s, str):
+                    shapes.append(None)
+                else:
+                    shapes.append(dim_vals[pos: pos + s[0]])
+                    pos += s[0]
+            got, why = self._check_concrete(cls, attr_vals, kw, slots, shapes, target)
+            if got is not None:
+                return got
+            if why != "elems":
+                raise InternalError(
+                    f"{cls.name}: Z3 found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
+                    f"satisfying the symbolic rules, but on those concrete values {why}; "
+                    "type_transfer/requires must not branch on symbolic values"
+                )
+        return None
+
+    def _budgets(self, tensors: List[AbsTensor]) -> list:
+        """Linear constraints bounding each tensor's element count by a random split of its log2."""
+        bits = max(0, self.policy.max_elems.bit_length() - 1)
+        cons = []
+        for t in tensors:
+            if not t.ndims or t.is_concrete():
+                continue
+            cuts = sorted(self.rng.randint(0, bits) for _ in range(t.ndims - 1))
+            shares = [b - a for a, b in zip([0] + cuts, cuts + [bits])]
+            cons += [d <= (1 << b) for d, b in zip(t.shape, shares) if arith.is_sym(d)]
+        return cons
 
     def _try_concrete(self, cls, vals, kw, slots, shapes, target):
+        return self._check_concrete(cls, vals, kw, slots, shapes, target)[0]
+
+    def _check_concrete(self, cls, vals, kw, slots, shapes, target):
+        """``((op, inputs, outputs), "")`` if the concrete insertion is valid, else ``(None, reason)``."""
         inputs = [self.vars[s] if isinstance(s, str) else AbsTensor(shape, s[1]) for s, shape in zip(slots, shapes)]
         for t in inputs:
-            if any(d < 1 for d in t.shape) or t.nelement() > self.policy.max_elems:
-                return None
+            if any(d < 1 for d in t.shape):
+                return None, "an input dim < 1"
+            if t.nelement() > self.policy.max_elems:
+                return None, "elems"
         try:
             op = cls(*vals, **kw)
+            if op.checked_requires(inputs):  # requires first: type_transfer may divide by a bad attribute
+                return None, "requires fails"
             outs = op.checked_type_transfer(inputs)
-            preds = op.checked_requires(inputs)
         except ConstraintError:
-            return None
-        if preds or any(c is False for c in self._output_constraints(outs, target)):
-            return None
-        return op, inputs, outs
+            return None, "the constructor refused them"
+        for c in self._output_constraints(outs, target, symbolic=False):
+            if c is False:
+                return None, "elems" if any(o.nelement() > self.policy.max_elems for o in outs) \
+                    and all(d >= 1 for o in outs for d in o.shape) else "an output is invalid"
+        return (op, inputs, outs), ""
 
-    def _output_constraints(self, outs: List[AbsTensor], target: Optional[str]) -> list:
+    def _output_constraints(self, outs: List[AbsTensor], target: Optional[str], symbolic: bool) -> list:
         cons = []
         for o in outs:
             if o.ndims > self.policy.max_rank:
                 return [False]
             cons += [d >= 1 for d in o.shape]
-            cons.append(o.nelement() <= self.policy.max_elems)
+            if symbolic:
+                cons += [d <= self.policy.max_elems for d in o.shape]
+            else:
+                cons.append(o.nelement() <= self.policy.max_elems)
         if target is not None:
             t = self.vars[target]
             cons += outs[0].same_shape_as(t)
@@ -411,8 +444,11 @@ def _topo_sort(insts: List[Inst], placeholders: set) -> List[Inst]:
 
 
 def _instance_tables(cls) -> bool:
-    """True when ``cls`` sets its rank/dtype tables per instance (class tables then say little)."""
-    init = cls.__init__
-    return init is not AbsOpBase.__init__ and any(
-        n in getattr(init, "__code__", None).co_names for n in ("inp_ranks", "in_dtypes")
-    ) if hasattr(init, "__code__") else False
+    """True when ``cls`` (or a base) sets its rank/dtype tables per instance in ``__init__``."""
+    for klass in cls.__mro__:
+        if klass is AbsOpBase:
+            return False
+        code = getattr(klass.__dict__.get("__init__"), "__code__", None)
+        if code is not None and {"inp_ranks", "in_dtypes"} & set(code.co_names):
+            return True
+    return False

@@ -3,10 +3,9 @@
 Concat's input count is a discrete attribute and Split's output count is the number of its ``sizes``,
 so one class covers all counts; the instance sets its own rank and dtype tables for that count.
 """
-from nnfuzz.abstract.arith import If, Or, cdiv, select
+from nnfuzz.abstract.arith import If, Or, cdiv, divisor, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import AbsOpBase, ranks
-from nnfuzz.abstract.ops.layout import divisor
 from nnfuzz.abstract.tensor import AbsTensor
 
 

@@ -19,12 +19,6 @@ from nnfuzz.abstract.tensor import AbsTensor
 CONV_DTYPES = (DType.float16, DType.float32, DType.float64)
 
 
-def divisible(n, d):
-    """``d >= 1 and n % d == 0``; a concrete ``d`` below 1 gives False instead of dividing by it."""
-    if not arith.is_sym(d) and d < 1:
-        return False
-    return arith.And(d >= 1, n % d == 0)
-
 
 def _pads(*names):
     return {n: "pad" for n in names}
@@ -51,7 +45,7 @@ class ConvNd(ConvBase, abstract=True):
         x, w = inputs
         n, c, *spatial = x.shape
         o, c_per_group, *kernel = w.shape
-        preds = self._common_requires() + [c == c_per_group * self.groups, divisible(o, self.groups)]
+        preds = self._common_requires() + [c == c_per_group * self.groups, arith.divisible(o, self.groups)]
         for size, k, s, p, d in zip(spatial, kernel, self.stride, self.padding, self.dilation):
             preds.append(d * (k - 1) + 1 <= size + 2 * p)  # the dilated kernel fits the padded input
             if x.dtype is DType.float16:
@@ -111,7 +105,7 @@ class ConvTransposeNd(ConvBase, abstract=True):
     def requires(self, inputs):
         x, w = inputs
         c, c_w = x.shape[1], w.shape[0]
-        preds = self._common_requires() + [c == c_w, divisible(c, self.groups)]
+        preds = self._common_requires() + [c == c_w, arith.divisible(c, self.groups)]
         for op, s, d in zip(self.output_padding, self.stride, self.dilation):
             preds += [op >= 0, op < s]
         preds += [size >= 1 for size in self.type_transfer(inputs)[0].shape[2:]]

@@ -2,7 +2,7 @@
 
 Every op here accepts every dtype (bool included) and keeps it. Axes are non-negative indices.
 """
-from nnfuzz.abstract.arith import If, Or, distinct, fdiv, is_sym, prod, select
+from nnfuzz.abstract.arith import If, Or, distinct, divisible, divisor, fdiv, prod, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import MAX_RANK, RANK_ALL, AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
@@ -17,16 +17,6 @@ class LayoutOp(AbsOpBase, abstract=True):
         return [AbsTensor(shape, self.out_dtypes_for(inputs)[0])]
 
 
-def divides(d, n):
-    """d >= 1 and n is a multiple of d. A concrete d < 1 gives False rather than a ZeroDivisionError."""
-    if not is_sym(d) and d < 1:
-        return False
-    return n % d == 0
-
-
-def divisor(d):
-    """``d`` as a divisor in type_transfer: a concrete d < 1 (rejected by requires) becomes 1."""
-    return d if is_sym(d) or d >= 1 else 1
 
 
 def _pick_rank(viable, rng):
@@ -230,7 +220,7 @@ class DepthToSpace(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 1, divides(b * b, x.shape[1])]
+        return [b >= 1, divisible(x.shape[1], b * b)]
 
     def type_transfer(self, inputs):
         (x,) = inputs
@@ -250,7 +240,7 @@ class SpaceToDepth(LayoutOp):
     def requires(self, inputs):
         (x,) = inputs
         b = self.blocksize
-        return [b >= 1, divides(b, x.shape[2]), divides(b, x.shape[3])]
+        return [b >= 1, divisible(x.shape[2], b), divisible(x.shape[3], b)]
 
     def type_transfer(self, inputs):
         (x,) = inputs

@@ -21,12 +21,6 @@ INSTANCE_NORM_DTYPES = (DType.float16, DType.float32, DType.float64)
 EPS_CHOICES = (1e-5, 1e-3, 0.1)
 
 
-def divisible(n, d):
-    """``d >= 1 and n % d == 0``; a concrete ``d`` below 1 gives False instead of dividing by it."""
-    if not arith.is_sym(d) and d < 1:
-        return False
-    return arith.And(d >= 1, n % d == 0)
-
 
 class ChannelNormBase(AbsOpBase, abstract=True):
     """x[N, C, *S] with per-channel weight[C] and bias[C]."""
@@ -82,7 +76,7 @@ class GroupNorm(ChannelNormBase):
     def requires(self, inputs):
         x = inputs[0]
         n, c = x.shape[:2]
-        groups_ok = divisible(c, self.groups)
+        groups_ok = arith.divisible(c, self.groups)
         if groups_ok is False:
             return [False]
         per_group = arith.fdiv(n * c, self.groups)  # torch's own check, batch size included

@@ -23,12 +23,6 @@ MAX_POOL_DTYPES = POOL_DTYPES + (DType.int8, DType.uint8)
 REDUCE_MAX_DTYPES = DTYPE_FLOATS + (DType.int8, DType.uint8, DType.int32, DType.int64)
 
 
-def divisible(n, d):
-    """``d >= 1 and n % d == 0``; a concrete ``d`` below 1 gives False instead of dividing by it."""
-    if not arith.is_sym(d) and d < 1:
-        return False
-    return arith.And(d >= 1, n % d == 0)
-
 
 def _pads(*names):
     return {n: "pad" for n in names}
@@ -190,7 +184,7 @@ class AdaptivePool2dBase(AbsOpBase, abstract=True):
     def requires(self, inputs):
         (x,) = inputs
         h, w = x.shape[2:]
-        return [divisible(h, self.out_h), divisible(w, self.out_w)]
+        return [arith.divisible(h, self.out_h), arith.divisible(w, self.out_w)]
 
     def type_transfer(self, inputs):
         (x,) = inputs
