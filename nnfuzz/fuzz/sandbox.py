@@ -1,0 +1,457 @@
+"""Run a backend's compile and run in a long-lived worker process, so that a segfault, abort, hang or
+runaway memory in the system under test kills only the worker.
+
+    with Sandbox("ort-cpu", test_timeout=10) as sb:
+        print(sb.start())                       # {"name", "version", "version_id", ...}
+        r = sb.run(model_bytes, {"x": x})       # RunResult(status="ok", outputs={...}) or error/crash/timeout
+
+The worker (``nnfuzz.fuzz.worker``) is a fresh interpreter (``python -m``, never a fork of this
+process) in its own session, so killing its process group also kills anything the system under test
+started. It imports the backend once and then serves runs over a pipe; a worker that crashed, hung or
+ran out of memory is killed and a new one starts on the next ``run``.
+
+How a run ends:
+
+* ``ok``: outputs came back (``stage`` "execute").
+* ``error``: compile or run raised an ordinary exception; ``error`` is ``Type: message``, ``detail`` the
+  traceback (plus whatever the worker printed during the run). The worker survives.
+* ``crash``: the worker died (``signal`` set and ``error`` "killed by SIGSEGV", or "worker exited with
+  code N"), or its resident memory went above ``memory_limit_mb`` (polled from /proc while waiting)
+  or an allocation failed under the address-space backstop: ``error`` "memory limit exceeded (...)".
+  ``detail`` is the tail of the worker's output (faulthandler prints the Python stack on a fatal signal).
+* ``timeout``: the run took longer than its time limit; ``detail`` holds every thread's stack, dumped
+  just before the worker was killed.
+
+``stage`` is where the run ended: the worker reports entering "execute"; before that it is "compile".
+A Sandbox is not thread-safe: use one per thread.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from nnfuzz.backends.base import BackendUnavailable
+from nnfuzz.errors import ConfigError, InternalError, NNFuzzError
+
+POLL_S = 0.02            # how often the parent checks the worker's memory while waiting
+LOG_TAIL = 8000          # characters of worker output kept in RunResult.detail
+LOG_ROTATE = 1 << 20     # the worker log is emptied before a run once it is this large
+DUMP_WAIT_S = 0.25       # time given to faulthandler to print the stacks of a hung worker
+
+
+@dataclass
+class RunResult:
+    status: str              # "ok" | "error" | "crash" | "timeout"
+    stage: str               # "compile" | "execute" (where it ended / died)
+    outputs: Optional[dict]  # name -> np.ndarray when status == "ok"
+    error: str = ""          # one-line summary
+    detail: str = ""         # full text (traceback / worker output tail)
+    signal: Optional[int] = None
+    seconds: dict = field(default_factory=dict)  # {"compile", "execute", "ipc"} (+ "start" after a restart)
+    exc_type: str = ""       # qualified exception type for status "error" (e.g. "tvm.error.OpNotImplemented")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` (our child) has exited, without reaping it (its pid, and so its process group id,
+    stays reserved until we do)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(proc: subprocess.Popen, conn, log_path: str) -> None:
+    """Kill the worker's whole process group, reap it, and drop its connection and log."""
+    if proc.returncode is None:
+        _killpg(proc.pid)  # before reaping: the leader's pid keeps the group id from being reused
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): leave it
+            pass
+    try:
+        conn.close()
+    except OSError:
+        pass
+    try:
+        os.unlink(log_path)
+    except OSError:
+        pass
+
+
+class _Worker:
+    """One worker process: its Popen, connection, log file and /proc/<pid>/statm handle."""
+
+    def __init__(self, proc, conn, log_path):
+        self.proc, self.conn, self.log_path = proc, conn, log_path
+        self.pid = proc.pid
+        self.info: dict = {}
+        self.finalizer = weakref.finalize(self, _reap, proc, conn, log_path)
+        try:
+            self._statm = os.open(f"/proc/{proc.pid}/statm", os.O_RDONLY)
+        except OSError:
+            self._statm = None
+        self._page = os.sysconf("SC_PAGE_SIZE")
+
+    def rss_mb(self) -> Optional[int]:
+        if self._statm is None:
+            return None
+        try:
+            data = os.pread(self._statm, 128, 0)
+        except OSError:
+            return None
+        parts = data.split()
+        return int(parts[1]) * self._page >> 20 if len(parts) > 1 else None
+
+    def log_size(self) -> int:
+        try:
+            return os.stat(self.log_path).st_size
+        except OSError:
+            return 0
+
+    def log_mark(self) -> int:
+        """The log offset where this run's output starts (emptying a large log first)."""
+        size = self.log_size()
+        if size > LOG_ROTATE:
+            try:
+                os.truncate(self.log_path, 0)  # the worker writes with O_APPEND, so it follows
+                return 0
+            except OSError:
+                pass
+        return size
+
+    def log_since(self, offset: int, limit: int = LOG_TAIL) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                start = max(offset if offset <= size else 0, size - limit * 4)
+                f.seek(start)
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return text[-limit:]
+
+    def exited(self) -> bool:
+        return self.proc.returncode is not None or _exited(self.pid)
+
+    def kill(self) -> None:
+        if self._statm is not None:
+            os.close(self._statm)
+            self._statm = None
+        self.finalizer()
+
+
+class Sandbox:
+    """A backend behind a worker process. See the module docstring."""
+
+    def __init__(self, backend: str, options: dict | None = None, *, test_timeout: float = 10.0,
+                 memory_limit_mb: int = 4096, backend_path: str | None = None, start_timeout: float = 300.0,
+                 address_space_limit: bool | None = None):
+        """``backend``: a registry name ("ort-cpu"); ``backend_path`` ("module:Class") overrides the
+        registry lookup. ``address_space_limit``: also set RLIMIT_AS in the worker to its mapped size after
+        loading the backend plus ``2 * memory_limit_mb + 2048`` MiB, so allocations too fast for the RSS
+        polling fail there; None (default) means on, except for GPU backends (CUDA maps huge ranges)."""
+        if test_timeout <= 0:
+            raise ConfigError(f"test_timeout={test_timeout}; must be > 0 seconds")
+        if memory_limit_mb <= 0:
+            raise ConfigError(f"memory_limit_mb={memory_limit_mb}; must be > 0")
+        self.backend = backend
+        self.options = dict(options or {})
+        self.test_timeout = float(test_timeout)
+        self.memory_limit_mb = int(memory_limit_mb)
+        self.backend_path = backend_path
+        self.start_timeout = float(start_timeout)
+        self.address_space_limit = address_space_limit
+        self.workers_started = 0
+        self._worker: Optional[_Worker] = None
+        self._info: dict = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def info(self) -> dict:
+        """name, version, version_id (and system, device, pid, rss_mb, rlimit_as_mb) once started."""
+        return dict(self._info)
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The current worker's pid, or None when no worker is running."""
+        return self._worker.pid if self._alive() else None
+
+    def _alive(self) -> bool:
+        return self._worker is not None and not self._worker.exited()
+
+    def start(self) -> dict:
+        """Start the worker if needed; return ``info``.
+
+        Raises BackendUnavailable if the backend cannot run here, ConfigError for bad options, and
+        NNFuzzError with the worker's output if it fails or dies while starting."""
+        if self._alive():
+            return self.info
+        self._drop()
+        self._spawn()
+        return self.info
+
+    def close(self) -> None:
+        """Stop the worker (a later ``run`` starts a new one)."""
+        w, self._worker = self._worker, None
+        if w is None:
+            return
+        if not w.exited():
+            try:
+                w.conn.send(("close",))
+                w.proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        w.kill()
+
+    def __enter__(self) -> "Sandbox":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.backend!r}, pid={self.pid}, timeout={self.test_timeout:g}s, " \
+               f"memory_limit={self.memory_limit_mb}MiB)"
+
+    def _drop(self) -> None:
+        w, self._worker = self._worker, None
+        if w is not None:
+            w.kill()
+
+    def _spawn(self) -> None:
+        from nnfuzz.backends.registry import backend_class
+
+        if self.backend_path is None:
+            backend_class(self.backend)  # unknown names fail here, with the list of known ones
+        parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
+        fd, log_path = tempfile.mkstemp(prefix="nnfuzz-worker-", suffix=".log")
+        os.close(fd)
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+        env = dict(os.environ)
+        env["PYTHONUNBUFFERED"] = "1"
+        root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
+        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        main_thread = threading.current_thread() is threading.main_thread()
+        cmd = [sys.executable, "-m", "nnfuzz.fuzz.worker", str(child_conn.fileno()), str(os.getpid()),
+               "1" if main_thread else "0"]
+        try:
+            proc = subprocess.Popen(cmd, pass_fds=(child_conn.fileno(),), stdin=subprocess.DEVNULL,
+                                    stdout=log_fd, stderr=log_fd, env=env, start_new_session=True)
+        except BaseException:
+            parent_conn.close()
+            os.unlink(log_path)
+            raise
+        finally:
+            os.close(log_fd)
+            child_conn.close()
+        w = _Worker(proc, parent_conn, log_path)
+        self._worker = w
+        self.workers_started += 1
+        as_limit = self.address_space_limit
+        if as_limit is None:
+            as_limit = not self.backend.endswith("-gpu")
+        spec = {"backend": self.backend, "backend_path": self.backend_path, "options": self.options,
+                "sys_path": list(sys.path),
+                "as_extra_mb": 2 * self.memory_limit_mb + 2048 if as_limit else None}
+        try:
+            self._start_handshake(w, spec)
+        except BaseException:
+            self._drop()
+            raise
+
+    def _start_handshake(self, w: _Worker, spec: dict) -> None:
+        what = self.backend_path or self.backend
+        try:
+            w.conn.send(("init", spec))
+        except OSError:
+            pass  # died already: reported below
+        deadline = time.monotonic() + self.start_timeout
+        msg = None
+        while msg is None:
+            try:
+                if w.conn.poll(0.05):
+                    msg = w.conn.recv()
+                    break
+            except (EOFError, OSError):
+                pass
+            else:
+                if not w.exited() and time.monotonic() < deadline:
+                    continue
+                if not w.exited():
+                    out = w.log_since(0)
+                    raise NNFuzzError(f"the {what} worker did not start within {self.start_timeout:g}s"
+                                      + (f"; its output:\n{out}" if out else ""))
+            # the connection ended or the worker exited: say how
+            for _ in range(100):
+                if w.exited():
+                    break
+                time.sleep(0.05)
+            status = self._death_text(w)
+            out = w.log_since(0)
+            raise NNFuzzError(f"the {what} worker died while starting ({status})"
+                              + (f"; its output:\n{out}" if out else "; it printed nothing"))
+        kind = msg[0]
+        if kind == "unavailable":
+            raise BackendUnavailable(msg[1])
+        if kind == "init_error":
+            _, exc_type, text, tb = msg
+            if exc_type.endswith("ConfigError"):
+                raise ConfigError(text)
+            raise NNFuzzError(f"the {what} worker failed while starting: {exc_type}: {text}\n{tb}")
+        if kind != "ready":
+            raise InternalError(f"unexpected message from the worker while starting: {kind!r}")
+        w.info = msg[1]
+        self._info = dict(msg[1])
+        rss = w.info.get("rss_mb")
+        if rss is not None and rss >= self.memory_limit_mb:
+            raise ConfigError(f"memory_limit_mb={self.memory_limit_mb} is not above the {what} worker's "
+                              f"resident memory once the backend is loaded ({rss} MiB); raise it")
+
+    @staticmethod
+    def _death_text(w: _Worker) -> str:
+        """Reap the exited worker (killing what is left of its group first) and describe how it died."""
+        if w.proc.returncode is None:
+            _killpg(w.pid)
+            try:
+                w.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                return "did not exit"
+        rc = w.proc.returncode
+        return f"killed by {_signal_name(-rc)}" if rc < 0 else f"worker exited with code {rc}"
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
+        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""
+        timeout = self.test_timeout if timeout is None else float(timeout)
+        seconds = {}
+        if not self._alive():
+            t = time.perf_counter()
+            self.start()
+            seconds["start"] = time.perf_counter() - t
+        w = self._worker
+        mark = w.log_mark()
+        t0 = time.perf_counter()
+        stage = "compile"
+        try:
+            w.conn.send(("run", model_bytes, inputs))
+        except OSError:  # died since the last run (BrokenPipe): reported as a crash of this run
+            return self._crashed(w, stage, mark, t0, seconds)
+        deadline = t0 + timeout
+        limit = self.memory_limit_mb
+        next_mem = t0 + POLL_S
+        while True:
+            now = time.perf_counter()
+            if now >= next_mem:
+                rss = w.rss_mb()
+                if rss is not None and rss > limit:
+                    return self._memory_exceeded(w, stage, mark, t0, seconds, f"{rss} MiB > {limit} MiB")
+                next_mem = now + POLL_S
+            if now >= deadline:
+                return self._timed_out(w, stage, mark, t0, seconds, timeout)
+            try:
+                ready = w.conn.poll(max(0.0, min(next_mem, deadline) - now))
+                msg = w.conn.recv() if ready else None
+            except (EOFError, OSError):
+                return self._crashed(w, stage, mark, t0, seconds)
+            if msg is None:
+                continue
+            kind = msg[0]
+            if kind == "stage":
+                stage = msg[1]
+            elif kind == "ok":
+                _, outputs, worker_s = msg
+                seconds.update(worker_s)
+                self._ipc(seconds, t0)
+                self._recycle_if_bloated(w)
+                return RunResult("ok", "execute", outputs, seconds=seconds)
+            elif kind == "error":
+                _, stage, exc_type, summary, tb, worker_s, oom = msg
+                seconds.update(worker_s)
+                self._ipc(seconds, t0)
+                out = w.log_since(mark)
+                detail = tb + (f"\n--- worker output ---\n{out}" if out.strip() else "")
+                if oom:
+                    self._drop()
+                    lim = w.info.get("rlimit_as_mb")
+                    return RunResult("crash", stage, None,
+                                     f"memory limit exceeded ({summary}; address-space limit {lim} MiB)",
+                                     detail, seconds=seconds, exc_type=exc_type)
+                self._recycle_if_bloated(w)
+                return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type)
+            else:
+                raise InternalError(f"unexpected message from the worker: {kind!r}")
+
+    @staticmethod
+    def _ipc(seconds: dict, t0: float) -> None:
+        total = time.perf_counter() - t0
+        seconds["ipc"] = max(0.0, total - seconds.get("compile", 0.0) - seconds.get("execute", 0.0))
+
+    def _recycle_if_bloated(self, w: _Worker) -> None:
+        """A worker left above the memory limit after a run (a leak across runs) is replaced."""
+        rss = w.rss_mb()
+        if rss is not None and rss > self.memory_limit_mb:
+            self._drop()
+
+    def _crashed(self, w: _Worker, stage, mark, t0, seconds) -> RunResult:
+        for _ in range(200):  # the connection ends while the process is still exiting
+            if w.exited():
+                break
+            time.sleep(0.01)
+        text = self._death_text(w)
+        rc = w.proc.returncode
+        sig = -rc if rc is not None and rc < 0 else None
+        seconds["ipc"] = time.perf_counter() - t0
+        out = w.log_since(mark)
+        if "std::bad_alloc" in out:
+            text = f"memory limit exceeded (std::bad_alloc; {text})"
+        self._drop()
+        return RunResult("crash", stage, None, text, out, signal=sig, seconds=seconds)
+
+    def _memory_exceeded(self, w: _Worker, stage, mark, t0, seconds, what) -> RunResult:
+        self._drop()
+        seconds["ipc"] = time.perf_counter() - t0
+        return RunResult("crash", stage, None, f"memory limit exceeded ({what})", w.log_since(mark),
+                         seconds=seconds)
+
+    def _timed_out(self, w: _Worker, stage, mark, t0, seconds, timeout) -> RunResult:
+        try:
+            os.kill(w.pid, signal.SIGUSR1)  # faulthandler: print every thread's stack
+            time.sleep(DUMP_WAIT_S)
+        except ProcessLookupError:
+            pass
+        detail = w.log_since(mark)
+        self._drop()
+        seconds["ipc"] = time.perf_counter() - t0
+        return RunResult("timeout", stage, None, f"timed out after {timeout:g}s in {stage}", detail,
+                         seconds=seconds)

@@ -1,0 +1,213 @@
+"""The sandbox worker: a long-lived process that loads one backend and compiles and runs models for
+the parent (``nnfuzz.fuzz.sandbox.Sandbox``) over a ``multiprocessing`` connection.
+
+Started as ``python -m nnfuzz.fuzz.worker FD PARENT_PID PDEATHSIG`` (never forked from the parent), in
+its own session, with stdout and stderr going to a log file the parent reads after a crash or a hang.
+
+Protocol (tuples, pickled by ``Connection.send``)::
+
+    parent -> worker   ("init", {backend, backend_path, options, sys_path, as_extra_mb})
+    worker -> parent   ("ready", info) | ("unavailable", message) | ("init_error", type, message, traceback)
+    parent -> worker   ("run", model_bytes, inputs)
+    worker -> parent   ("stage", "execute")                      (a run starts in "compile")
+    worker -> parent   ("ok", outputs, seconds) | ("error", stage, type, summary, traceback, seconds, oom)
+    parent -> worker   ("close",)
+
+The worker holds nothing of the fuzzer's state: the backend object and, during a run, the compiled
+model. Every exception it catches goes back to the parent with its traceback; a fatal signal
+(SIGSEGV, SIGABRT, ...) prints the Python stack to the log (faulthandler) and kills the worker, which
+the parent sees as the end of the connection. SIGUSR1 prints every thread's stack to the log: the
+parent sends it before killing a worker that ran past its time limit.
+"""
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+import traceback
+
+STATM = "/proc/self/statm"
+
+
+def _memory_mb():
+    """(virtual size, resident size) of this process in MiB, or (None, None) without /proc."""
+    try:
+        with open(STATM) as f:
+            vsz, rss = (int(x) for x in f.read().split()[:2])
+    except OSError:
+        return None, None
+    page = os.sysconf("SC_PAGE_SIZE")
+    return vsz * page >> 20, rss * page >> 20
+
+
+def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
+    """Exit when the parent goes away, so a hung worker never outlives a killed fuzzer.
+
+    PR_SET_PDEATHSIG covers a worker stuck in C code; it fires when the *thread* that started the worker
+    exits, so the parent asks for it only when it started the worker from its main thread. A daemon thread
+    watching getppid() covers the rest.
+    """
+    if pdeathsig and sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="nnfuzz-parent-watch", daemon=True).start()
+
+
+def _load_backend(spec: dict):
+    if spec.get("backend_path"):
+        mod, _, cls_name = spec["backend_path"].partition(":")
+        if not cls_name:
+            from nnfuzz.errors import ConfigError
+
+            raise ConfigError(f"backend_path={spec['backend_path']!r}; expected 'module:Class'")
+        cls = getattr(importlib.import_module(mod), cls_name)
+    else:
+        from nnfuzz.backends.registry import backend_class
+
+        cls = backend_class(spec["backend"])
+    return cls
+
+
+def _exc_type(e: BaseException) -> str:
+    t = type(e)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def summarize(e: BaseException, limit: int = 400) -> str:
+    """``Type: first non-empty line of the message`` (shortened to ``limit`` characters)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    text = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _init(conn, spec: dict):
+    for p in spec.get("sys_path", []):
+        if p not in sys.path:
+            sys.path.append(p)
+    from nnfuzz.backends.base import BackendUnavailable
+
+    try:
+        cls = _load_backend(spec)
+        cls.check_available()
+    except BackendUnavailable as e:
+        conn.send(("unavailable", str(e)))
+        return None
+    except Exception as e:
+        conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
+        return None
+    try:
+        backend = cls(**spec.get("options", {}))
+        info = {"name": getattr(cls, "name", spec.get("backend")), "system": getattr(cls, "system", ""),
+                "device": getattr(cls, "device", ""), "version": str(backend.version),
+                "version_id": str(backend.version_id), "pid": os.getpid()}
+    except Exception as e:
+        conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
+        return None
+    vsz, rss = _memory_mb()
+    info["rss_mb"] = rss
+    info["rlimit_as_mb"] = None
+    extra = spec.get("as_extra_mb")
+    if extra and vsz is not None:
+        # A backstop under the parent's RSS polling, for allocations too fast to see: an address-space
+        # limit well above what the loaded backend maps, so a huge allocation fails (MemoryError)
+        # instead of taking the machine's memory.
+        limit = (vsz + int(extra)) << 20
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        info["rlimit_as_mb"] = limit >> 20
+    conn.send(("ready", info))
+    return backend
+
+
+def _as_arrays(outputs):
+    import numpy as np
+
+    if not isinstance(outputs, dict):
+        raise TypeError(f"backend.run returned {type(outputs).__name__}, expected a dict of name -> array")
+    return {str(k): np.asarray(v) for k, v in outputs.items()}
+
+
+def _is_oom(e: BaseException) -> bool:
+    return isinstance(e, MemoryError) or "std::bad_alloc" in str(e)
+
+
+def _run(conn, backend, model_bytes, inputs) -> None:
+    seconds = {}
+    stage = "compile"
+    try:
+        t = time.perf_counter()
+        compiled = backend.compile(model_bytes)
+        seconds["compile"] = time.perf_counter() - t
+        stage = "execute"
+        conn.send(("stage", "execute"))
+        t = time.perf_counter()
+        outputs = _as_arrays(backend.run(compiled, inputs))
+        seconds["execute"] = time.perf_counter() - t
+        del compiled
+    except Exception as e:
+        conn.send(("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e)))
+        return
+    try:
+        conn.send(("ok", outputs, seconds))
+    except Exception as e:  # an output that cannot be pickled; nothing was written yet
+        conn.send(("error", stage, _exc_type(e), "outputs could not be sent back: " + summarize(e),
+                   traceback.format_exc(), seconds, _is_oom(e)))
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    fd, parent_pid, pdeathsig = int(argv[0]), int(argv[1]), argv[2] == "1"
+    from multiprocessing.connection import Connection
+
+    faulthandler.enable(all_threads=True)
+    if hasattr(faulthandler, "register"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _die_with_parent(parent_pid, pdeathsig)
+    conn = Connection(fd)
+    try:
+        msg = conn.recv()
+    except EOFError:
+        return 0
+    if msg[0] != "init":
+        raise RuntimeError(f"worker expected an init message, got {msg[0]!r}")
+    backend = _init(conn, msg[1])
+    if backend is None:
+        return 0
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:  # the parent closed the connection or died
+            return 0
+        kind = msg[0]
+        if kind == "run":
+            _run(conn, backend, msg[1], msg[2])
+            del msg
+        elif kind == "close":
+            return 0
+        else:
+            raise RuntimeError(f"worker got an unknown message {kind!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

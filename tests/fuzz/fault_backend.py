@@ -1,0 +1,163 @@
+"""A test-only backend that misbehaves on request, to exercise the sandbox.
+
+The fault comes with the model: ``fault_model("segfault@compile")`` builds a tiny ONNX model (y = Relu(x))
+whose metadata says which fault to inject and where, so one worker can receive different faults across
+tests. Without a fault (or for ``wrong``/``nan``) the model runs on onnxruntime in the worker.
+
+Faults (``name`` or ``name@compile`` / ``name@execute``; the default stage is given in FAULTS):
+segfault, abort, exit (os._exit(3)), hang (sleep), spin (busy loop holding the GIL), childhang (start a
+``sleep`` child, write its pid to metadata ``pidfile``, then hang), leak (allocate and touch 32 MiB
+chunks, slowly, up to metadata ``leak_mb``), hugealloc (one 64 GiB allocation), raise (RuntimeError),
+unsupported (an ORT-style NOT_IMPLEMENTED error), wrong (outputs + 1), nan (outputs all NaN),
+unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import time
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.errors import ConfigError
+
+FAULTS = {
+    "segfault": "execute", "abort": "execute", "exit": "execute", "hang": "execute", "spin": "compile",
+    "childhang": "compile", "leak": "execute", "hugealloc": "compile", "raise": "compile",
+    "unsupported": "compile", "wrong": "execute", "nan": "execute", "unpicklable": "execute",
+    "print": "compile",
+}
+EXECUTE_ONLY = {"wrong", "nan", "unpicklable"}
+UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
+                    "FaultOp(1) node with name 'fault'")
+
+
+def fault_model(fault: str | None = None, shape=(2, 3), **meta) -> bytes:
+    """Bytes of an ONNX model y = Relu(x) (float32 ``shape``) carrying ``fault`` and ``meta`` as metadata."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(shape))
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "fault", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    props = dict(meta, fault=fault) if fault else dict(meta)
+    onnx.helper.set_model_props(model, {k: str(v) for k, v in props.items()})
+    return model.SerializeToString()
+
+
+def _hang():
+    while True:
+        time.sleep(3600)
+
+
+def _inject(fault: str, meta: dict) -> None:
+    if fault == "segfault":
+        ctypes.string_at(0)
+    elif fault == "abort":
+        os.abort()
+    elif fault == "exit":
+        os._exit(3)
+    elif fault == "hang":
+        _hang()
+    elif fault == "spin":
+        n = 0
+        while True:
+            n += 1
+    elif fault == "childhang":
+        child = subprocess.Popen(["sleep", "300"])
+        with open(meta["pidfile"], "w") as f:
+            f.write(str(child.pid))
+        _hang()
+    elif fault == "leak":
+        held, chunk = [], 32 << 20
+        for _ in range(int(meta.get("leak_mb", 2048)) // 32):
+            held.append(np.ones(chunk, dtype=np.uint8))  # touched, so resident
+            time.sleep(0.005)
+        _hang()
+    elif fault == "hugealloc":
+        np.ones(64 << 30, dtype=np.uint8)
+    elif fault == "raise":
+        raise RuntimeError("injected failure")
+    elif fault == "unsupported":
+        raise RuntimeError(UNSUPPORTED_TEXT)
+    elif fault == "print":
+        print("fault backend says hello on stdout", flush=True)
+        os.write(2, b"fault backend says hello on stderr\n")
+    else:
+        raise ConfigError(f"unknown fault {fault!r}; valid: {sorted(FAULTS)}")
+
+
+class FaultBackend(Backend):
+    name = "fault-cpu"
+    system = "fault"
+    device = "cpu"
+
+    def __init__(self, bad_option: bool = False, **options):
+        super().__init__(bad_option=bad_option, **options)
+        if bad_option:
+            raise ConfigError("backend.bad_option=True; valid choices: [False]")
+        import onnxruntime as ort
+
+        self._ort = ort
+
+    @property
+    def version(self) -> str:
+        return "1.0-fault"
+
+    @property
+    def version_id(self) -> str:
+        return f"fault+ort{self._ort.__version__}"
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        meta = {p.key: p.value for p in model.metadata_props}
+        fault, stage = None, None
+        if "fault" in meta:
+            fault, _, stage = meta["fault"].partition("@")
+            stage = stage or FAULTS.get(fault, "compile")
+        if fault and stage == "compile" and fault not in EXECUTE_ONLY:
+            _inject(fault, meta)
+        sess = self._ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+        return sess, fault, stage, meta
+
+    def run(self, compiled, inputs):
+        sess, fault, stage, meta = compiled
+        if fault and stage == "execute" and fault not in EXECUTE_ONLY:
+            _inject(fault, meta)
+        names = [o.name for o in sess.get_outputs()]
+        outs = dict(zip(names, sess.run(names, inputs)))
+        if fault == "wrong":
+            outs = {k: v + 1 for k, v in outs.items()}
+        elif fault == "nan":
+            outs = {k: np.full_like(v, np.nan) for k, v in outs.items()}
+        elif fault == "unpicklable":
+            outs = {k: lambda: v for k, v in outs.items()}
+        return outs
+
+
+class UnavailableBackend(FaultBackend):
+    name = "unavailable-cpu"
+
+    @classmethod
+    def check_available(cls) -> None:
+        raise BackendUnavailable("unavailable-cpu needs the frobnicator; install it with `pip install frob`")
+
+
+class AbortAtStartBackend(FaultBackend):
+    name = "abort-at-start-cpu"
+
+    def __init__(self, **options):
+        print("starting, then aborting", flush=True)
+        os.abort()
+
+
+class RaiseAtStartBackend(FaultBackend):
+    name = "raise-at-start-cpu"
+
+    def __init__(self, **options):
+        raise ValueError("cannot open the frobnicator")
