@@ -7,9 +7,13 @@ import sys
 from nnfuzz.errors import ConfigError, NNFuzzError
 
 COMMANDS = {
+    "fuzz": "run a campaign: nnfuzz fuzz backend=ort-cpu time=10m (bugs go to fuzz.out=bugs/)",
+    "repro": "replay a bug: nnfuzz repro bugs/0042/ [backend=...] [--script]",
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
 }
+
+TAKES_POSITIONAL = {"repro"}
 
 USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(
     f"  {name:10s} {doc}" for name, doc in COMMANDS.items()
@@ -28,17 +32,30 @@ def main(argv=None) -> int:
     if any(a in ("-h", "--help") for a in args):
         print(f"nnfuzz {cmd}: {COMMANDS[cmd]}")
         return 0
+    positional = [a for a in args if "=" not in a or a.startswith("--")]
+    overrides = [a for a in args if a not in positional]
+    if positional and cmd not in TAKES_POSITIONAL:
+        print(f"nnfuzz {cmd}: unexpected argument(s) {positional}; settings are key=value, e.g. "
+              f"`{COMMANDS[cmd].split(': ', 1)[-1]}`", file=sys.stderr)
+        return 2
     try:
         from nnfuzz.config import load_config
 
-        cfg = load_config(args)
-        return importlib.import_module(f"nnfuzz.commands.{cmd}").run(cfg)
+        cfg = load_config(overrides)
+        module = importlib.import_module(f"nnfuzz.commands.{cmd}")
+        if cmd in TAKES_POSITIONAL:
+            return module.run(cfg, positional, overrides)
+        return module.run(cfg)
     except ConfigError as e:
         print(f"nnfuzz: configuration error: {e}", file=sys.stderr)
         return 2
     except NNFuzzError as e:
+        from nnfuzz.backends.base import BackendUnavailable
+        from nnfuzz.triage.bugstore import BugFolderError
+        from nnfuzz.triage.folder import UnsafePickleError
+
         print(f"nnfuzz: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, (BackendUnavailable, BugFolderError, UnsafePickleError)) else 1
 
 
 if __name__ == "__main__":

@@ -41,18 +41,35 @@ def load_config(overrides: List[str]):
 
 
 def _valid_keys() -> List[str]:
+    """Every key of the default configuration, dotted (groups such as backend= listed by Hydra)."""
+    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
-    import yaml
 
-    keys = []
-    main = yaml.safe_load((conf_dir() / "main.yaml").read_text())
-    for k, v in main.items():
-        if k == "defaults":
-            continue
-        keys += [f"{k}.{kk}" for kk in v] if isinstance(v, dict) else [k]
-    mgen = OmegaConf.load(conf_dir() / "mgen" / "default.yaml")
-    keys += [f"mgen.{k}" for k in mgen]
-    return keys
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
+        cfg = OmegaConf.to_container(compose(config_name="main"))
+    keys: List[str] = []
+
+    def walk(node, prefix):
+        for k, v in node.items():
+            if isinstance(v, dict) and v and k not in ("tolerances", "options"):
+                walk(v, f"{prefix}{k}.")
+            else:
+                keys.append(f"{prefix}{k}")
+
+    walk(cfg, "")
+    groups = sorted(p.name for p in conf_dir().iterdir() if p.is_dir())
+    return keys + [f"{g}=<{'|'.join(sorted(f.stem for f in (conf_dir() / g).glob('*.yaml')))}>" for g in groups]
+
+
+def parse_duration(value) -> float:
+    """Seconds in ``30s``, ``10m``, ``8h``, ``1d`` or a plain number of seconds."""
+    import re
+
+    text = str(value).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text)
+    if not m or float(m.group(1)) <= 0:
+        raise ConfigError(f"time={value!r} is not a duration; use e.g. 30s, 10m, 8h or 1d")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
 def gen_policy(cfg):

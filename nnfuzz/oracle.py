@@ -116,3 +116,20 @@ def error_figures(want: np.ndarray, got: np.ndarray) -> dict:
     rel = diff / np.maximum(np.abs(w[both]), 1e-12)
     return {"max_abs": max_abs, "max_rel": float(rel.max()) if rel.size else 0.0, "chebyshev": max_abs,
             "nonfinite_mismatch": nonfinite_mismatch}
+
+
+def judge(result, reference: Optional[Mapping[str, np.ndarray]], system: str,
+          tolerances: Mapping[str, tuple] = DEFAULT_TOLERANCES) -> Verdict:
+    """The verdict for a sandbox ``RunResult`` against the reference outputs (None: undefined)."""
+    from nnfuzz.backends.known import classify
+
+    stage = Stage(result.stage) if result.stage in Stage._value2member_map_ else Stage.execute
+    if result.status == "ok":
+        return compare(reference, result.outputs or {}, tolerances)
+    if result.status == "timeout":
+        return Verdict.bug(Symptom.timeout, stage, result.error, result.detail)
+    if result.status == "error":
+        known = classify(system, f"{result.error}\n{result.detail}")
+        if known is not None:
+            return Verdict.unsupported(f"{known.note}: {result.error}", result.detail)
+    return Verdict.bug(Symptom.crash, stage, result.error, result.detail)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -119,6 +120,12 @@ class _Worker:
         except OSError:
             self._statm = None
         self._page = os.sysconf("SC_PAGE_SIZE")
+        self._poller = select.poll()
+        self._poller.register(conn.fileno(), select.POLLIN)
+
+    def poll(self, timeout: float) -> bool:
+        """Whether a message (or the end of the connection) is waiting; waits up to ``timeout`` s."""
+        return bool(self._poller.poll(max(0, int(timeout * 1000 + 0.999))))
 
     def rss_mb(self) -> Optional[int]:
         if self._statm is None:
@@ -380,7 +387,7 @@ class Sandbox:
             if now >= deadline:
                 return self._timed_out(w, stage, mark, t0, seconds, timeout)
             try:
-                ready = w.conn.poll(max(0.0, min(next_mem, deadline) - now))
+                ready = w.poll(min(next_mem, deadline) - now)
                 msg = w.conn.recv() if ready else None
             except (EOFError, OSError):
                 return self._crashed(w, stage, mark, t0, seconds)

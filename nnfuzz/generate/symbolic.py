@@ -33,8 +33,11 @@ Slot = Union[str, Tuple[int, DType]]
 
 
 class GraphGenerator:
-    def __init__(self, policy: GenPolicy, ops: List[type]):
+    def __init__(self, policy: GenPolicy, ops: List[type], rows: Optional[Dict[str, set]] = None):
+        """``rows`` optionally limits ops to dtype rows: op name -> {(in_dtypes, out_dtypes), ...}
+        (what a backend was probed to support); ops not named keep every row."""
         self.policy = policy
+        self.row_limits = rows or {}
         self.rng = random.Random(policy.seed)
         self.ops = list(ops)
         self.op_weights = [op_weight(c, policy) for c in self.ops]
@@ -44,7 +47,8 @@ class GraphGenerator:
         self.placeholders: List[str] = []
         self.insts: List[Inst] = []
         self.uid = 0
-        self._ops_key = (tuple(self.ops), tuple(self.op_weights), self.allowed)
+        self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
+                             tuple(sorted((k, frozenset(v)) for k, v in self.row_limits.items()))))
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
 
     # ---- top level ---------------------------------------------------------------------------
@@ -335,7 +339,9 @@ class GraphGenerator:
         """The (dtype, rank) pairs ``cls``'s class tables accept on some input (None: per instance)."""
         if _instance_tables(cls):
             return None
-        rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes) if set(r) | set(o) <= self.allowed]
+        limit = self.row_limits.get(cls.name)
+        rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes)
+                if set(r) | set(o) <= self.allowed and (limit is None or (r, o) in limit)]
         return frozenset((row[i], rk) for row in rows for i, viable in enumerate(cls.inp_ranks)
                          if i < len(row) for rk in viable)
 
@@ -348,7 +354,9 @@ class GraphGenerator:
         return self._pool(("out", t.dtype, t.ndims), fits)
 
     def _rows(self, op) -> List[int]:
-        return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes)) if set(a) | set(b) <= self.allowed]
+        limit = self.row_limits.get(op.name)
+        return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes))
+                if set(a) | set(b) <= self.allowed and (limit is None or (a, b) in limit)]
 
     def _candidates(self, dtype: DType, viable) -> List[str]:
         return [v for v, t in self.vars.items() if t.dtype == dtype and t.ndims in viable]

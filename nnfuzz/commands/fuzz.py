@@ -1,0 +1,69 @@
+"""`nnfuzz fuzz`: a campaign against one backend, bounded by ``time=``.
+
+    nnfuzz fuzz backend=tvm-gpu time=8h
+    nnfuzz fuzz backend=ort-cpu time=30s fuzz.out=bugs/ mgen.max_nodes=10
+
+Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines log of every test goes to
+``<fuzz.out>/campaign.jsonl``. Exit code 0 when the campaign ran (bugs or not), 2 on a configuration
+error or when the backend cannot run here.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def campaign_config(cfg):
+    from omegaconf import OmegaConf
+
+    from nnfuzz.config import gen_policy, parse_duration
+    from nnfuzz.errors import ConfigError
+    from nnfuzz.fuzz.campaign import CampaignConfig
+
+    f = cfg.fuzz
+    for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0)):
+        v = f[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
+            raise ConfigError(f"fuzz.{key}={v!r} must be a number >= {lo}")
+    tolerances = OmegaConf.to_container(f.tolerances)
+    for k, v in tolerances.items():
+        if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) and x >= 0 for x in v)):
+            raise ConfigError(f"fuzz.tolerances.{k}={v!r} must be [rtol, atol] with non-negative numbers")
+    return CampaignConfig(
+        backend=str(cfg.backend.name), backend_options=OmegaConf.to_container(cfg.backend.options) or {},
+        policy=gen_policy(cfg), time_s=parse_duration(cfg.time), out=Path(str(f.out)),
+        test_timeout=float(f.test_timeout), memory_limit_mb=int(f.memory_limit_mb), rerun=bool(f.rerun),
+        max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
+        opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
+        probe=bool(f.probe), debug=bool(cfg.debug),
+    )
+
+
+def run(cfg) -> int:
+    from nnfuzz.backends.registry import backend_class
+    from nnfuzz.fuzz.campaign import Campaign
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+    from nnfuzz.ui import use_rich
+
+    cc = campaign_config(cfg)
+    use_rich(cc.ui)  # validates ui= before anything slow
+    backend_class(cc.backend)  # unknown name -> ConfigError listing the known ones
+    ops = select_ops(cc.policy, usable=has_torch_lowering)
+    with Sandbox(cc.backend, cc.backend_options, test_timeout=cc.test_timeout,
+                 memory_limit_mb=cc.memory_limit_mb, backend_path=cc.backend_path) as sandbox:
+        sandbox.start()  # BackendUnavailable here: before the campaign starts
+        campaign = Campaign(cc, ops)
+        if cc.probe:
+            from nnfuzz.fuzz.probe import probe_support
+
+            ops = probe_support(sandbox, ops, cc, campaign)
+            campaign.ops = ops
+        counters = campaign.run(sandbox)
+    print(json.dumps({
+        "backend": cc.backend, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
+        "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved, "flaky": counters.flaky,
+        "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
+    }))
+    return 0

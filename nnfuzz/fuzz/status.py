@@ -1,0 +1,132 @@
+"""Campaign status: counters per phase and verdict, a rich live panel or plain log lines, and the
+JSON-lines campaign log (one line per test)."""
+from __future__ import annotations
+
+import collections
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from nnfuzz.ui import use_rich
+
+VERDICTS = ("pass", "unsupported", "crash", "inconsistency", "timeout")
+
+
+@dataclass
+class Counters:
+    started: float = field(default_factory=time.monotonic)
+    tests: int = 0
+    verdicts: collections.Counter = field(default_factory=collections.Counter)
+    bugs_saved: int = 0
+    flaky: int = 0
+    gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
+    nnfuzz_errors: int = 0     # export/materialization errors: bugs in nnfuzz or torch, shown
+    seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
+    last_bug: str = ""
+    last_error: str = ""
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def rate(self) -> float:
+        return self.tests / max(self.elapsed, 1e-9)
+
+
+class Status:
+    """Shows counters while a campaign runs: ``with Status(c, deadline, ui, title) as s: s.refresh()``."""
+
+    def __init__(self, counters: Counters, deadline: float, ui: str, title: str):
+        self.c, self.deadline, self.title = counters, deadline, title
+        self.rich = use_rich(ui)
+        self._last_plain = 0.0
+
+    def __enter__(self):
+        if self.rich:
+            from rich.live import Live
+
+            self._live = Live(self._panel(), refresh_per_second=4, transient=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.rich:
+            self._live.update(self._panel())
+            self._live.__exit__(*exc)
+        else:
+            self._plain(force=True)
+        return False
+
+    def refresh(self) -> None:
+        if self.rich:
+            self._live.update(self._panel())
+        else:
+            self._plain()
+
+    def note(self, msg: str) -> None:
+        if self.rich:
+            self._live.console.print(msg)
+        else:
+            print(msg, file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        c = self.c
+        v = " ".join(f"{k}={c.verdicts.get(k, 0)}" for k in VERDICTS)
+        return (f"[{self.title}] {c.elapsed:6.0f}s elapsed, {max(0, self.deadline - time.monotonic()):6.0f}s left | "
+                f"tests {c.tests} ({c.rate():.1f}/s) | {v} | bugs saved {c.bugs_saved}"
+                + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else ""))
+
+    def _plain(self, force: bool = False) -> None:
+        if force or time.monotonic() - self._last_plain > 5.0:
+            self._last_plain = time.monotonic()
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def _panel(self):
+        from rich.panel import Panel
+        from rich.table import Table
+
+        c = self.c
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold")
+        t.add_column()
+        left = max(0.0, self.deadline - time.monotonic())
+        t.add_row("time", f"{_hms(c.elapsed)} elapsed, {_hms(left)} left")
+        t.add_row("tests", f"{c.tests}  ({c.rate():.2f}/s)")
+        t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
+        t.add_row("bugs saved", f"{c.bugs_saved}" + (f" ({c.flaky} flaky)" if c.flaky else ""))
+        if c.gen_failed or c.nnfuzz_errors:
+            t.add_row("skipped", f"no graph {c.gen_failed}, nnfuzz errors {c.nnfuzz_errors}")
+        total = sum(c.seconds.values()) or 1.0
+        t.add_row("time share", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common()))
+        if c.last_bug:
+            t.add_row("last bug", c.last_bug)
+        if c.last_error:
+            t.add_row("last error", c.last_error[:120])
+        return Panel(t, title=self.title)
+
+
+def _hms(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class JsonLog:
+    """Append-only JSON-lines log; each line is flushed so a killed campaign keeps what it logged."""
+
+    def __init__(self, path: Optional[Path]):
+        self.fh = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.fh = open(path, "a", encoding="utf-8")
+
+    def write(self, record: dict) -> None:
+        if self.fh is not None:
+            self.fh.write(json.dumps(record, default=str) + "\n")
+            self.fh.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()

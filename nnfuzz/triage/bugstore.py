@@ -1,0 +1,85 @@
+"""The bug store: ``bugs/NNNN/`` folders, numbered without gaps, each written atomically.
+
+A folder holds model.onnx, gir.json, oracle.pkl, meta.json and err.log (see docs/bug-format.md).
+A second campaign into the same store continues the numbering. Temporary folders from an
+interrupted write are hidden (``.NNNN.*``) and never take a number.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from nnfuzz.errors import NNFuzzError
+from nnfuzz.triage.folder import dump_oracle, load_oracle, write_bytes, write_folder_atomic, write_json
+
+BUG_DIR = re.compile(r"^\d{4}$")
+REQUIRED = ("model.onnx", "oracle.pkl", "meta.json")
+META_KEYS = ("system", "version", "symptom", "version_id")
+
+
+class BugFolderError(NNFuzzError):
+    """A bug folder is missing files or holds malformed ones."""
+
+
+@dataclass
+class Bug:
+    path: Path
+    model_bytes: bytes
+    oracle: dict
+    meta: dict
+    gir_text: Optional[str] = None
+
+
+class BugStore:
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def numbers(self):
+        if not self.root.is_dir():
+            return []
+        return sorted(int(p.name) for p in self.root.iterdir() if p.is_dir() and BUG_DIR.match(p.name))
+
+    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: dict, err_log: str) -> Path:
+        for k in META_KEYS:
+            if k not in meta:
+                raise NNFuzzError(f"meta.json must hold {k!r}; got keys {sorted(meta)}")
+        writers = {
+            "model.onnx": write_bytes(model_bytes),
+            "gir.json": write_bytes(gir_text.encode()),
+            "oracle.pkl": write_bytes(dump_oracle(oracle)),
+            "meta.json": write_json(meta),
+            "err.log": write_bytes(err_log.encode()),
+        }
+        for _ in range(100):  # another campaign may take the number first: then take the next one
+            nums = self.numbers()
+            dest = self.root / f"{(nums[-1] + 1) if nums else 0:04d}"
+            try:
+                return write_folder_atomic(dest, writers)
+            except (FileExistsError, OSError) as e:
+                if dest.exists():
+                    continue
+                raise NNFuzzError(f"cannot write bug folder {dest}: {e}") from e
+        raise NNFuzzError(f"could not find a free bug number in {self.root}")
+
+
+def load_bug(path) -> Bug:
+    """Read a bug folder, refusing anything malformed (and any oracle.pkl that could run code)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise BugFolderError(f"{path} is not a folder; pass a bug folder such as bugs/0042/")
+    missing = [f for f in REQUIRED if not (path / f).is_file()]
+    if missing:
+        raise BugFolderError(f"{path} lacks {missing}; a bug folder holds {list(REQUIRED)} (+ gir.json, err.log)")
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BugFolderError(f"{path}/meta.json is not valid JSON: {e}") from e
+    if not isinstance(meta, dict) or any(k not in meta for k in META_KEYS):
+        raise BugFolderError(f"{path}/meta.json must be an object with keys {list(META_KEYS)}")
+    oracle = load_oracle(path / "oracle.pkl")
+    gir = (path / "gir.json").read_text() if (path / "gir.json").is_file() else None
+    return Bug(path, (path / "model.onnx").read_bytes(), oracle, meta, gir)
+
