@@ -27,6 +27,8 @@ KNOWN = [
           note="the ORT Python API cannot feed or fetch this numpy dtype"),
     Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",
           note="the ORT Python API cannot feed bfloat16"),
+    Known("ort", r"No corresponding Numpy type for Tensor Type\. bfloat16", kind="io", dtype="bfloat16",
+          note="the ORT Python API cannot return bfloat16 outputs"),
     Known("tvm", r"operators are not supported for frontend ONNX", note="Relax ONNX frontend lacks the op"),
     Known("tvm", r"only applies to float", note="Relax power/float-only intrinsics on integer inputs"),
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",

@@ -45,7 +45,7 @@ def run(cfg, positional, overrides) -> int:
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         info = sandbox.start()
         res = sandbox.run(bug.model_bytes, bug.oracle["input"])
-    verdict = judge(res, bug.oracle["output"], backend.split("-")[0], tolerances)
+    verdict = judge(res, bug.oracle["output"], backend.split("-")[0], tolerances, bug.oracle.get("output_f64"))
     recorded = bug.meta["symptom"]
     if verdict.is_bug and verdict.label == recorded:
         code, word = EXIT_REPRODUCED, "reproduces"

@@ -115,8 +115,8 @@ class Campaign:
         for k, v in res.seconds.items():
             self.counters.seconds[k] += v
         tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
-        verdict = judge(res, oracle.output, self.info.get("system", self.cfg.backend.split("-")[0]),
-                        **({"tolerances": tol} if tol else {}))
+        verdict = judge(res, oracle.output, self.cfg.backend.split("-")[0],
+                        **({"tolerances": tol} if tol else {}), twin=oracle.output_f64)
         return verdict, res
 
     def _confirm_and_save(self, sandbox, model_bytes, model, gir, verdict: Verdict, res, seed, rec) -> str:

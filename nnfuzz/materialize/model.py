@@ -17,9 +17,11 @@ class Oracle:
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
+    # the float64 twin's outputs (None if it could not run): tells precision noise from bugs
+    output_f64: Optional[Dict[str, np.ndarray]] = None
 
     def to_dict(self) -> dict:
-        return {"input": self.input, "output": self.output}
+        return {"input": self.input, "output": self.output, "output_f64": self.output_f64}
 
 
 @dataclass
@@ -55,7 +57,14 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         outs = module.run_checked(*xs)
     arrays = {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
     finite = all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
-    model = Model(gir, weights, Oracle(inputs, arrays if finite else None))
+    shadow = None
+    if finite:
+        try:
+            with torch.no_grad():
+                shadow = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*xs))}
+        except RuntimeError:
+            shadow = None  # an op whose lowering insists on its dtype: compare without the twin
+    model = Model(gir, weights, Oracle(inputs, arrays if finite else None, shadow))
     model.timings["torch_s"] = time.perf_counter() - t0
     if export:
         from nnfuzz.materialize.onnx.export import check_onnx, export_onnx

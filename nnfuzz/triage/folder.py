@@ -52,9 +52,9 @@ def load_oracle(path: Path) -> dict:
         raise NNFuzzError(f"{path}: corrupt oracle.pkl ({type(e).__name__}: {e})") from e
     if not isinstance(obj, dict) or "input" not in obj or "output" not in obj:
         raise NNFuzzError(f"{path}: oracle.pkl must hold {{'input': ..., 'output': ...}}, got {type(obj).__name__}")
-    for part in ("input", "output"):
-        v = obj[part]
-        if v is None and part == "output":
+    for part in ("input", "output", "output_f64"):
+        v = obj.get(part)
+        if v is None and part != "input":
             continue
         if not isinstance(v, dict) or not all(isinstance(a, np.ndarray) for a in v.values()):
             raise NNFuzzError(f"{path}: oracle.pkl['{part}'] must map names to numpy arrays")

@@ -3,6 +3,8 @@
 One module-scoped Sandbox over the fault backend (tests/fuzz/fault_backend.py) receives every fault in
 turn; after each, the same object must run a normal model again (a fresh worker where the old one died).
 """
+import importlib.metadata
+import importlib.util
 import os
 import signal
 import subprocess
@@ -173,7 +175,9 @@ def test_worker_killed_between_runs_is_replaced(sb):
     run_ok(sb)
     pid = sb.pid
     os.kill(pid, signal.SIGKILL)
-    assert wait_gone(pid)
+    end = time.monotonic() + 5
+    while sb.pid is not None and time.monotonic() < end:  # waitable once all its threads are gone
+        time.sleep(0.01)
     r = run_ok(sb)
     assert sb.pid != pid and "start" in r.seconds
 
@@ -247,12 +251,19 @@ def unsupported_model() -> bytes:
 AB = {"a": X, "b": np.full((2, 3), 0.5, np.float32)}
 
 
-@pytest.mark.parametrize("name,module", [("ort-cpu", "onnxruntime"), ("tvm-cpu", "tvm")])
-def test_real_backend_in_sandbox(name, module):
-    mod = pytest.importorskip(module)
+def needs(module: str) -> None:
+    """Skip unless ``module`` is installed, without importing it here (TVM takes seconds)."""
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+
+
+@pytest.mark.parametrize("name,module,dist", [("ort-cpu", "onnxruntime", "onnxruntime"),
+                                              ("tvm-cpu", "tvm", "apache-tvm")])
+def test_real_backend_in_sandbox(name, module, dist):
+    needs(module)
     with Sandbox(name) as s:
         info = s.info
-        assert info["name"] == name and info["version"] == mod.__version__
+        assert info["name"] == name and info["version"] == importlib.metadata.version(dist)
         assert info["version_id"]
         r = s.run(add_relu_model(), AB)
         assert r.status == "ok", (r.error, r.detail)
@@ -266,7 +277,7 @@ def test_real_backend_in_sandbox(name, module):
 
 
 def test_tvm_unsupported_op_is_an_error_the_known_table_recognizes():
-    pytest.importorskip("tvm")
+    needs("tvm")
     with Sandbox("tvm-cpu") as s:
         r = s.run(unsupported_model(), {"x": X})
     assert (r.status, r.stage, r.exc_type) == ("error", "compile", "tvm.error.OpNotImplemented")
@@ -274,7 +285,7 @@ def test_tvm_unsupported_op_is_an_error_the_known_table_recognizes():
 
 
 def test_backend_options_reach_the_worker():
-    pytest.importorskip("onnxruntime")
+    needs("onnxruntime")
     with pytest.raises(ConfigError, match="opt_level"):
         Sandbox("ort-cpu", {"opt_level": "bogus"}).start()
     with Sandbox("ort-cpu", {"opt_level": "disable"}) as s:

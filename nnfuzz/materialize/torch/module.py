@@ -33,6 +33,21 @@ class GraphModule(torch.nn.Module):
     def forward(self, *inputs):
         return self._run(inputs, check=False)
 
+    def run_float64(self, *inputs):
+        """The same graph with every float op computed in float64 (explicit casts still round):
+        the high-precision twin that tells numeric noise from real disagreements."""
+        def up(t):
+            return t.double() if t.is_floating_point() else t
+
+        env = {k: up(v) for k, v in zip(self.gir.inputs, inputs)}
+        for name in self.gir.weights:
+            env[name] = up(getattr(self, name))
+        for fn, inst in zip(self._fns, self.gir.insts):
+            out = fn(inst.op, *[env[v] for v in inst.inputs])
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            env.update((v, up(t)) for v, t in zip(inst.outputs, outs))
+        return tuple(env[v] for v in self.gir.outputs)
+
     def run_checked(self, *inputs):
         """Like forward, but checks each op's outputs against its type_transfer (names the op on mismatch)."""
         return self._run(inputs, check=True)
