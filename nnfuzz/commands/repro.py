@@ -45,7 +45,8 @@ def run(cfg, positional, overrides) -> int:
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         info = sandbox.start()
         res = sandbox.run(bug.model_bytes, bug.oracle["input"])
-    verdict = judge(res, bug.oracle["output"], backend.split("-")[0], tolerances, bug.oracle.get("output_f64"))
+    verdict = judge(res, bug.oracle["output"], backend.split("-")[0], tolerances,
+                    bug.oracle.get("output_f64"), bug.oracle.get("output_f64_jitter"))
     recorded = bug.meta["symptom"]
     if verdict.is_bug and verdict.label == recorded:
         code, word = EXIT_REPRODUCED, "reproduces"

@@ -116,7 +116,7 @@ class Campaign:
             self.counters.seconds[k] += v
         tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
         verdict = judge(res, oracle.output, self.cfg.backend.split("-")[0],
-                        **({"tolerances": tol} if tol else {}), twin=oracle.output_f64)
+                        **({"tolerances": tol} if tol else {}), twin=oracle.output_f64, jitter=oracle.output_f64_jitter)
         return verdict, res
 
     def _confirm_and_save(self, sandbox, model_bytes, model, gir, verdict: Verdict, res, seed, rec) -> str:

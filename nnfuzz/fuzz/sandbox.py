@@ -89,36 +89,35 @@ def _killpg(pid: int) -> None:
         pass
 
 
-def _reap(proc: subprocess.Popen, conn, log_path: str) -> None:
-    """Kill the worker's whole process group, reap it, and drop its connection and log."""
+def _reap(proc: subprocess.Popen, conn, log: int, statm: Optional[int]) -> None:
+    """Kill the worker's whole process group, reap it, and close its connection, log and statm handle."""
     if proc.returncode is None:
         _killpg(proc.pid)  # before reaping: the leader's pid keeps the group id from being reused
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): leave it
             pass
-    try:
-        conn.close()
-    except OSError:
-        pass
-    try:
-        os.unlink(log_path)
-    except OSError:
-        pass
+    for close in (conn.close, lambda: os.close(log), lambda: statm is not None and os.close(statm)):
+        try:
+            close()
+        except OSError:
+            pass
 
 
 class _Worker:
-    """One worker process: its Popen, connection, log file and /proc/<pid>/statm handle."""
+    """One worker process: its Popen, connection, log file (an unlinked file: nothing is left behind
+    whatever happens to either process) and /proc/<pid>/statm handle."""
 
-    def __init__(self, proc, conn, log_path):
-        self.proc, self.conn, self.log_path = proc, conn, log_path
+    def __init__(self, proc, conn, log: int):
+        self.proc, self.conn, self.log = proc, conn, log
         self.pid = proc.pid
         self.info: dict = {}
-        self.finalizer = weakref.finalize(self, _reap, proc, conn, log_path)
         try:
             self._statm = os.open(f"/proc/{proc.pid}/statm", os.O_RDONLY)
         except OSError:
             self._statm = None
+        # kills the worker when this object goes (kill(), garbage collection, interpreter exit)
+        self.finalizer = weakref.finalize(self, _reap, proc, conn, log, self._statm)
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._poller = select.poll()
         self._poller.register(conn.fileno(), select.POLLIN)
@@ -139,7 +138,7 @@ class _Worker:
 
     def log_size(self) -> int:
         try:
-            return os.stat(self.log_path).st_size
+            return os.fstat(self.log).st_size
         except OSError:
             return 0
 
@@ -148,30 +147,36 @@ class _Worker:
         size = self.log_size()
         if size > LOG_ROTATE:
             try:
-                os.truncate(self.log_path, 0)  # the worker writes with O_APPEND, so it follows
+                os.ftruncate(self.log, 0)  # the worker writes with O_APPEND, so it follows
                 return 0
             except OSError:
                 pass
         return size
 
     def log_since(self, offset: int, limit: int = LOG_TAIL) -> str:
+        """The worker's output from ``offset`` on (its last ``limit`` characters)."""
         try:
-            with open(self.log_path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                start = max(offset if offset <= size else 0, size - limit * 4)
-                f.seek(start)
-                text = f.read().decode("utf-8", "replace")
+            size = os.fstat(self.log).st_size
+            start = max(offset if offset <= size else 0, size - limit * 4)
+            data = os.pread(self.log, size - start, start)
         except OSError:
             return ""
-        return text[-limit:]
+        return data.decode("utf-8", "replace")[-limit:]
 
     def exited(self) -> bool:
         return self.proc.returncode is not None or _exited(self.pid)
 
+    def wait_exit(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the worker to exit, without reaping it; whether it did."""
+        end = time.monotonic() + timeout
+        while not self.exited():
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.005)
+        return True
+
     def kill(self) -> None:
-        if self._statm is not None:
-            os.close(self._statm)
-            self._statm = None
+        self._statm = None  # closed by the finalizer
         self.finalizer()
 
 
@@ -234,10 +239,10 @@ class Sandbox:
         if not w.exited():
             try:
                 w.conn.send(("close",))
-                w.proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
+                w.wait_exit(2.0)
+            except OSError:
                 pass
-        w.kill()
+        w.kill()  # also kills whatever the worker left running in its process group
 
     def __enter__(self) -> "Sandbox":
         self.start()
@@ -261,9 +266,11 @@ class Sandbox:
         if self.backend_path is None:
             backend_class(self.backend)  # unknown names fail here, with the list of known ones
         parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
-        fd, log_path = tempfile.mkstemp(prefix="nnfuzz-worker-", suffix=".log")
-        os.close(fd)
-        log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+        log, log_path = tempfile.mkstemp(prefix="nnfuzz-worker-", suffix=".log")
+        try:
+            log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
+        finally:
+            os.unlink(log_path)
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
@@ -276,12 +283,12 @@ class Sandbox:
                                     stdout=log_fd, stderr=log_fd, env=env, start_new_session=True)
         except BaseException:
             parent_conn.close()
-            os.unlink(log_path)
+            os.close(log)
             raise
         finally:
             os.close(log_fd)
             child_conn.close()
-        w = _Worker(proc, parent_conn, log_path)
+        w = _Worker(proc, parent_conn, log)
         self._worker = w
         self.workers_started += 1
         as_limit = self.address_space_limit
@@ -303,26 +310,21 @@ class Sandbox:
         except OSError:
             pass  # died already: reported below
         deadline = time.monotonic() + self.start_timeout
-        msg = None
-        while msg is None:
+        while True:
             try:
-                if w.conn.poll(0.05):
+                if w.poll(0.05):
                     msg = w.conn.recv()
                     break
-            except (EOFError, OSError):
-                pass
-            else:
-                if not w.exited() and time.monotonic() < deadline:
-                    continue
                 if not w.exited():
+                    if time.monotonic() < deadline:
+                        continue
                     out = w.log_since(0)
                     raise NNFuzzError(f"the {what} worker did not start within {self.start_timeout:g}s"
                                       + (f"; its output:\n{out}" if out else ""))
+            except (EOFError, OSError):
+                pass
             # the connection ended or the worker exited: say how
-            for _ in range(100):
-                if w.exited():
-                    break
-                time.sleep(0.05)
+            w.wait_exit(5.0)
             status = self._death_text(w)
             out = w.log_since(0)
             raise NNFuzzError(f"the {what} worker died while starting ({status})"
@@ -369,6 +371,15 @@ class Sandbox:
         w = self._worker
         mark = w.log_mark()
         t0 = time.perf_counter()
+        try:
+            return self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0)
+        except BaseException:
+            # KeyboardInterrupt or a bug here: the worker may still be busy with this model, and its
+            # late answer must never be read as the next run's, so it goes.
+            self._drop()
+            raise
+
+    def _wait(self, w: _Worker, model_bytes, inputs, timeout, seconds, mark, t0) -> RunResult:
         stage = "compile"
         try:
             w.conn.send(("run", model_bytes, inputs))
@@ -431,10 +442,7 @@ class Sandbox:
             self._drop()
 
     def _crashed(self, w: _Worker, stage, mark, t0, seconds) -> RunResult:
-        for _ in range(200):  # the connection ends while the process is still exiting
-            if w.exited():
-                break
-            time.sleep(0.01)
+        w.wait_exit(2.0)  # the connection ends while the process is still exiting
         text = self._death_text(w)
         rc = w.proc.returncode
         sig = -rc if rc is not None and rc < 0 else None
@@ -446,10 +454,11 @@ class Sandbox:
         return RunResult("crash", stage, None, text, out, signal=sig, seconds=seconds)
 
     def _memory_exceeded(self, w: _Worker, stage, mark, t0, seconds, what) -> RunResult:
+        _killpg(w.pid)  # at once: no time for a stack dump while memory runs away
+        detail = w.log_since(mark)
         self._drop()
         seconds["ipc"] = time.perf_counter() - t0
-        return RunResult("crash", stage, None, f"memory limit exceeded ({what})", w.log_since(mark),
-                         seconds=seconds)
+        return RunResult("crash", stage, None, f"memory limit exceeded ({what})", detail, seconds=seconds)
 
     def _timed_out(self, w: _Worker, stage, mark, t0, seconds, timeout) -> RunResult:
         try:

@@ -17,11 +17,14 @@ class Oracle:
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
-    # the float64 twin's outputs (None if it could not run): tells precision noise from bugs
+    # the float64 twin's outputs (None if it could not run), and the twin's outputs on inputs moved by
+    # few ulps of their own dtype: together they tell precision noise and ill-conditioning from bugs
     output_f64: Optional[Dict[str, np.ndarray]] = None
+    output_f64_jitter: Optional[Dict[str, np.ndarray]] = None
 
     def to_dict(self) -> dict:
-        return {"input": self.input, "output": self.output, "output_f64": self.output_f64}
+        return {"input": self.input, "output": self.output, "output_f64": self.output_f64,
+                "output_f64_jitter": self.output_f64_jitter}
 
 
 @dataclass
@@ -56,15 +59,18 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     with torch.no_grad():
         outs = module.run_checked(*xs)
     arrays = {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
-    finite = all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
-    shadow = None
+    # NaN/Inf anywhere, even in an intermediate that a later op hides (sign(nan), nan < 1), is undefined
+    # behaviour: systems legitimately differ on it, so there is no reference to compare against.
+    finite = module.all_finite and all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
+    shadow = jitter = None
     if finite:
         try:
             with torch.no_grad():
                 shadow = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*xs))}
+                jitter = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*_jittered(xs, rng)))}
         except RuntimeError:
-            shadow = None  # an op whose lowering insists on its dtype: compare without the twin
-    model = Model(gir, weights, Oracle(inputs, arrays if finite else None, shadow))
+            shadow = jitter = None  # an op whose lowering insists on its dtype: compare without the twin
+    model = Model(gir, weights, Oracle(inputs, arrays if finite else None, shadow, jitter))
     model.timings["torch_s"] = time.perf_counter() - t0
     if export:
         from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
@@ -77,3 +83,17 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         model.timings["check_s"] = time.perf_counter() - t0
         model.onnx = proto
     return model
+
+
+def _jittered(xs, rng: np.random.Generator):
+    """Float inputs scaled by (1 + 64 eps u), u uniform in [-1, 1], eps of each input's own dtype."""
+    import torch
+
+    out = []
+    for x in xs:
+        if x.is_floating_point():
+            eps = 64 * torch.finfo(x.dtype).eps
+            u = torch.from_numpy(rng.uniform(-1.0, 1.0, size=tuple(x.shape)))
+            x = (x.double() * (1 + eps * u)).to(x.dtype)
+        out.append(x)
+    return out

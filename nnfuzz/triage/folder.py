@@ -52,7 +52,7 @@ def load_oracle(path: Path) -> dict:
         raise NNFuzzError(f"{path}: corrupt oracle.pkl ({type(e).__name__}: {e})") from e
     if not isinstance(obj, dict) or "input" not in obj or "output" not in obj:
         raise NNFuzzError(f"{path}: oracle.pkl must hold {{'input': ..., 'output': ...}}, got {type(obj).__name__}")
-    for part in ("input", "output", "output_f64"):
+    for part in ("input", "output", "output_f64", "output_f64_jitter"):
         v = obj.get(part)
         if v is None and part != "input":
             continue

@@ -6,7 +6,8 @@ tests. Without a fault (or for ``wrong``/``nan``) the model runs on onnxruntime 
 
 Faults (``name`` or ``name@compile`` / ``name@execute``; the default stage is given in FAULTS):
 segfault, abort, exit (os._exit(3)), hang (sleep), spin (busy loop holding the GIL), childhang (start a
-``sleep`` child, write its pid to metadata ``pidfile``, then hang), leak (allocate and touch 32 MiB
+``sleep`` child, write its pid to metadata ``pidfile``, then hang), daemonchild (the same child, then
+succeed), leak (allocate and touch 32 MiB
 chunks, slowly, up to metadata ``leak_mb``), hugealloc (one 64 GiB allocation), raise (RuntimeError),
 unsupported (an ORT-style NOT_IMPLEMENTED error), wrong (outputs + 1), nan (outputs all NaN),
 unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed).
@@ -27,7 +28,7 @@ FAULTS = {
     "segfault": "execute", "abort": "execute", "exit": "execute", "hang": "execute", "spin": "compile",
     "childhang": "compile", "leak": "execute", "hugealloc": "compile", "raise": "compile",
     "unsupported": "compile", "wrong": "execute", "nan": "execute", "unpicklable": "execute",
-    "print": "compile",
+    "print": "compile", "daemonchild": "compile",
 }
 EXECUTE_ONLY = {"wrong", "nan", "unpicklable"}
 UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
@@ -71,6 +72,10 @@ def _inject(fault: str, meta: dict) -> None:
         with open(meta["pidfile"], "w") as f:
             f.write(str(child.pid))
         _hang()
+    elif fault == "daemonchild":
+        child = subprocess.Popen(["sleep", "300"])
+        with open(meta["pidfile"], "w") as f:
+            f.write(str(child.pid))
     elif fault == "leak":
         held, chunk = [], 32 << 20
         for _ in range(int(meta.get("leak_mb", 2048)) // 32):

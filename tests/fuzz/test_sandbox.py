@@ -196,6 +196,32 @@ def test_close_stops_the_worker_and_run_restarts_it():
     assert wait_gone(pid)
 
 
+def test_close_kills_what_the_worker_left_running(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    with Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=300) as s:
+        assert s.run(fault_model("daemonchild", pidfile=pidfile), {"x": X}).status == "ok"
+        child = int(pidfile.read_text())
+        assert not _gone(child)
+    assert wait_gone(child)
+
+
+def test_interrupted_run_drops_the_busy_worker(sb, monkeypatch):
+    from nnfuzz.fuzz import sandbox as mod
+
+    run_ok(sb)
+    pid = sb.pid
+
+    def interrupted(self, timeout):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(mod._Worker, "poll", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sb.run(fault_model("hang"), {"x": X})
+    assert sb.pid is None and wait_gone(pid)  # its late answer can never be read as the next run's
+    run_ok(sb)
+
+
 def test_start_failures_raise_with_the_workers_message():
     with pytest.raises(BackendUnavailable, match="frobnicator"):
         Sandbox("unavailable-cpu", backend_path="fault_backend:UnavailableBackend").start()

@@ -34,10 +34,13 @@ class GraphModule(torch.nn.Module):
         return self._run(inputs, check=False)
 
     def run_float64(self, *inputs):
-        """The same graph with every float op computed in float64 (explicit casts still round):
-        the high-precision twin that tells numeric noise from real disagreements."""
+        """The same graph with every float op computed in float64 and every integer op in int64
+        (explicit casts still round and wrap): the high-precision twin that tells numeric noise and
+        integer overflow (undefined behaviour in C++ runtimes) from real disagreements."""
         def up(t):
-            return t.double() if t.is_floating_point() else t
+            if t.is_floating_point():
+                return t.double()
+            return t if t.dtype in (torch.bool, torch.int64) else t.long()
 
         env = {k: up(v) for k, v in zip(self.gir.inputs, inputs)}
         for name in self.gir.weights:
@@ -49,7 +52,9 @@ class GraphModule(torch.nn.Module):
         return tuple(env[v] for v in self.gir.outputs)
 
     def run_checked(self, *inputs):
-        """Like forward, but checks each op's outputs against its type_transfer (names the op on mismatch)."""
+        """Like forward, but checks each op's outputs against its type_transfer (names the op on
+        mismatch) and sets ``all_finite``: False when any intermediate float value is NaN/Inf."""
+        self.all_finite = True
         return self._run(inputs, check=True)
 
     def _run(self, inputs, check: bool):
@@ -72,6 +77,8 @@ class GraphModule(torch.nn.Module):
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if check:
                 _check_outputs(inst, outs, self.gir)
+                self.all_finite = self.all_finite and all(
+                    bool(torch.isfinite(t).all()) for t in outs if t.is_floating_point())
             env.update(zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 
