@@ -291,12 +291,9 @@ class Sandbox:
         w = _Worker(proc, parent_conn, log)
         self._worker = w
         self.workers_started += 1
-        as_limit = self.address_space_limit
-        if as_limit is None:
-            as_limit = not self.backend.endswith("-gpu")
         spec = {"backend": self.backend, "backend_path": self.backend_path, "options": self.options,
-                "sys_path": list(sys.path),
-                "as_extra_mb": 2 * self.memory_limit_mb + 2048 if as_limit else None}
+                "sys_path": list(sys.path), "as_limit": self.address_space_limit,
+                "as_extra_mb": 2 * self.memory_limit_mb + 2048}
         try:
             self._start_handshake(w, spec)
         except BaseException:

@@ -6,7 +6,7 @@ its own session, with stdout and stderr going to a log file the parent reads aft
 
 Protocol (tuples, pickled by ``Connection.send``)::
 
-    parent -> worker   ("init", {backend, backend_path, options, sys_path, as_extra_mb})
+    parent -> worker   ("init", {backend, backend_path, options, sys_path, as_limit, as_extra_mb})
     worker -> parent   ("ready", info) | ("unavailable", message) | ("init_error", type, message, traceback)
     parent -> worker   ("run", model_bytes, inputs)
     worker -> parent   ("stage", "execute")                      (a run starts in "compile")
@@ -126,7 +126,10 @@ def _init(conn, spec: dict):
     info["rss_mb"] = rss
     info["rlimit_as_mb"] = None
     extra = spec.get("as_extra_mb")
-    if extra and vsz is not None:
+    on = spec.get("as_limit")
+    if on is None:  # CUDA maps address ranges far larger than memory: no limit for GPU backends
+        on = info["device"] != "gpu"
+    if on and extra and vsz is not None:
         # A backstop under the parent's RSS polling, for allocations too fast to see: an address-space
         # limit well above what the loaded backend maps, so a huge allocation fails (MemoryError)
         # instead of taking the machine's memory.

@@ -145,6 +145,11 @@ class FaultBackend(Backend):
         return outs
 
 
+class GpuFaultBackend(FaultBackend):
+    name = "fault-gpu"
+    device = "gpu"
+
+
 class UnavailableBackend(FaultBackend):
     name = "unavailable-cpu"
 

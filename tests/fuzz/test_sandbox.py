@@ -222,6 +222,16 @@ def test_interrupted_run_drops_the_busy_worker(sb, monkeypatch):
     run_ok(sb)
 
 
+def test_address_space_backstop_is_on_for_cpu_backends_only(sb):
+    info = sb.start()
+    assert info["rlimit_as_mb"] > 2 * 300 + 2048
+    with Sandbox("fault-gpu", backend_path="fault_backend:GpuFaultBackend", memory_limit_mb=300) as s:
+        assert s.info["rlimit_as_mb"] is None
+    with Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=300, address_space_limit=False) as s:
+        assert s.info["rlimit_as_mb"] is None
+        run_ok(s)
+
+
 def test_start_failures_raise_with_the_workers_message():
     with pytest.raises(BackendUnavailable, match="frobnicator"):
         Sandbox("unavailable-cpu", backend_path="fault_backend:UnavailableBackend").start()

@@ -6,6 +6,7 @@ import collections
 
 import pytest
 
+from nnfuzz.backends.known import classify
 from nnfuzz.generate import GenPolicy
 from nnfuzz.generate.opset import select_ops
 from nnfuzz.generate.symbolic import GraphGenerator
@@ -19,7 +20,9 @@ N_GRAPHS = 200
 
 
 def _missing_kernel(msg: str) -> bool:
-    return "NOT_IMPLEMENTED" in msg or "Could not find an implementation" in msg
+    """ORT's own 'unsupported' (no kernel) or a limit of its Python API (bfloat16 I/O), as recorded in
+    the known-limitations table the campaign uses."""
+    return classify("ort", msg) is not None
 
 
 def test_200_graphs_of_10_nodes_are_all_valid():
@@ -37,7 +40,12 @@ def test_200_graphs_of_10_nodes_are_all_valid():
             assert _missing_kernel(str(e)), f"seed {seed}: ORT rejected a valid model: {e}\n{gir.pretty()}"
             unsupported[str(e).split(" node ")[0][-60:]] += 1
             continue
-        outs = sess.run(list(gir.outputs), model.oracle.input)
+        try:
+            outs = sess.run(list(gir.outputs), model.oracle.input)
+        except Exception as e:
+            assert _missing_kernel(str(e)), f"seed {seed}: ORT failed on a valid model: {e}\n{gir.pretty()}"
+            unsupported[str(e)[:60]] += 1
+            continue
         for name, got in zip(gir.outputs, outs):
             want = gir.vars[name]
             assert list(got.shape) == want.shape, f"seed {seed}: {name} ORT shape {got.shape} vs {want}"

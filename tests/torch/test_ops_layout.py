@@ -53,7 +53,7 @@ def test_every_dtype(name, dt):
     (L.Reshape(1), []),
     (L.Reshape(1, 1, 1, 1, 1), [1]),
     (L.Reshape(2, 3, 2, 1, 2), [6, 4]),
-    (L.Flatten(axis=0), []),
+    (L.Flatten(axis=0), [5]),
     (L.Flatten(axis=0), [2, 3, 4]),
     (L.Flatten(axis=2), [2, 3, 4, 5]),
     (L.Flatten(axis=3), [2, 3, 4, 5, 2]),

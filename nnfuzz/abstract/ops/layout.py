@@ -52,14 +52,16 @@ class Reshape(LayoutOp):
 class Flatten(LayoutOp):
     """torch.flatten(x, start_dim=axis): dims axis.. merge into one; Y has rank axis + 1.
 
-    ``axis`` fixes the output rank, so it is a discrete choice, not a symbolic attribute.
+    ``axis`` fixes the output rank, so it is a discrete choice, not a symbolic attribute. Rank-0
+    inputs are excluded: the TorchScript exporter then loses the [1] shape and a later Squeeze
+    exports as a no-op.
     """
     out_ranks = [ranks(1, 4)]
     attr_choices = {"axis": (0, 1, 2, 3)}
 
     def __init__(self, *, axis):
         self.axis = axis
-        self.inp_ranks = [ranks(0 if axis == 0 else axis + 1)]
+        self.inp_ranks = [ranks(max(1, axis + 1))]
         self.out_ranks = [(axis + 1,)]
 
     def type_transfer(self, inputs):
