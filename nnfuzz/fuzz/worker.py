@@ -134,7 +134,7 @@ def _init(conn, spec: dict):
         # limit well above what the loaded backend maps, so a huge allocation fails (MemoryError)
         # instead of taking the machine's memory.
         limit = (vsz + int(extra)) << 20
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))

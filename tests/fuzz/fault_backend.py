@@ -141,7 +141,7 @@ class FaultBackend(Backend):
         elif fault == "nan":
             outs = {k: np.full_like(v, np.nan) for k, v in outs.items()}
         elif fault == "unpicklable":
-            outs = {k: lambda: v for k, v in outs.items()}
+            outs = {k: (lambda v=v: v) for k, v in outs.items()}
         return outs
 
 
