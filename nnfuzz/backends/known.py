@@ -33,6 +33,7 @@ KNOWN = [
     Known("tvm", r"only applies to float", note="Relax power/float-only intrinsics on integer inputs"),
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
+    Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
 ]
 
 

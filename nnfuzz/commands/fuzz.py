@@ -41,26 +41,13 @@ def campaign_config(cfg):
 
 def run(cfg) -> int:
     from nnfuzz.backends.registry import backend_class
-    from nnfuzz.fuzz.campaign import Campaign
-    from nnfuzz.fuzz.sandbox import Sandbox
-    from nnfuzz.generate.opset import select_ops
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+    from nnfuzz.fuzz.campaign import run_campaign
     from nnfuzz.ui import use_rich
 
     cc = campaign_config(cfg)
     use_rich(cc.ui)  # validates ui= before anything slow
     backend_class(cc.backend)  # unknown name -> ConfigError listing the known ones
-    ops = select_ops(cc.policy, usable=has_torch_lowering)
-    with Sandbox(cc.backend, cc.backend_options, test_timeout=cc.test_timeout,
-                 memory_limit_mb=cc.memory_limit_mb, backend_path=cc.backend_path) as sandbox:
-        sandbox.start()  # BackendUnavailable here: before the campaign starts
-        campaign = Campaign(cc, ops)
-        if cc.probe:
-            from nnfuzz.fuzz.probe import probe_support
-
-            ops = probe_support(sandbox, ops, cc, campaign)
-            campaign.ops = ops
-        counters = campaign.run(sandbox)
+    counters = run_campaign(cc)
     print(json.dumps({
         "backend": cc.backend, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved, "flaky": counters.flaky,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import traceback
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -101,6 +100,9 @@ class Campaign:
             return
         model_bytes = model.onnx.SerializeToString()
         verdict, res = self._test(sandbox, model_bytes, model.oracle)
+        if verdict is None:
+            self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
+            return
         c.tests += 1
         c.verdicts[verdict.label] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
@@ -111,11 +113,14 @@ class Campaign:
         self.log.write(rec)
 
     def _test(self, sandbox, model_bytes, oracle):
-        res = sandbox.run(model_bytes, oracle.input, timeout=max(0.05, min(self.cfg.test_timeout, self.left())))
+        timeout = max(0.05, min(self.cfg.test_timeout, self.left()))
+        res = sandbox.run(model_bytes, oracle.input, timeout=timeout)
+        if res.status == "timeout" and timeout < self.cfg.test_timeout:
+            return None, res  # cut short by the campaign's own time bound: not tested, not a timeout
         for k, v in res.seconds.items():
             self.counters.seconds[k] += v
         tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
-        verdict = judge(res, oracle.output, self.cfg.backend.split("-")[0],
+        verdict = judge(res, oracle.output, self.info.get("system") or self.cfg.backend.split("-")[0],
                         **({"tolerances": tol} if tol else {}), twin=oracle.output_f64, jitter=oracle.output_f64_jitter)
         return verdict, res
 
@@ -124,7 +129,7 @@ class Campaign:
         flaky = False
         if self.cfg.rerun and self.left() > 0:
             again, _ = self._test(sandbox, model_bytes, model.oracle)
-            flaky = again.label != verdict.label
+            flaky = again is not None and again.label != verdict.label
         meta = {
             "system": self.cfg.backend, "version": self.info.get("version"), "symptom": verdict.symptom.value,
             "version_id": self.info.get("version_id"), "stage": verdict.stage.value, "seed": seed,
@@ -143,5 +148,20 @@ class Campaign:
         return str(path)
 
 
-def format_exception(e: BaseException) -> str:
-    return "".join(traceback.format_exception(type(e), e, e.__traceback__))
+def run_campaign(cc: CampaignConfig) -> Counters:
+    """Start the sandbox (a backend that cannot run fails here, before any test), probe op support
+    unless disabled, and run the campaign until its time bound."""
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+
+    ops = select_ops(cc.policy, usable=has_torch_lowering)
+    with Sandbox(cc.backend, cc.backend_options, test_timeout=cc.test_timeout,
+                 memory_limit_mb=cc.memory_limit_mb, backend_path=cc.backend_path) as sandbox:
+        campaign = Campaign(cc, ops)
+        sandbox.start()
+        if cc.probe:
+            from nnfuzz.fuzz.probe import probe_support
+
+            campaign.ops = probe_support(sandbox, ops, cc, campaign)
+        return campaign.run(sandbox)

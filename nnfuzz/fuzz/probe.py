@@ -3,7 +3,8 @@
 Each row gets a one-op graph; many are merged side by side into one model and tested in the
 sandbox. A batch that the backend reports UNSUPPORTED is split in halves until the unsupported rows
 are isolated. Anything else (pass, crash, wrong values, timeout) counts as supported: the campaign
-is there to find those. Probing stops at the campaign's time bound; unprobed rows stay enabled.
+is there to find those. Probing takes at most 30% of the campaign's time (at least 10 s, never past
+its bound); rows not probed yet stay enabled and are probed by the next campaign.
 """
 from __future__ import annotations
 
@@ -110,13 +111,14 @@ def merge(girs: List[GraphIR]) -> GraphIR:
 def _probe_batches(sandbox, models, cc, campaign, cached, errors) -> None:
     from nnfuzz.materialize.model import build_model
 
-    system = cc.backend.split("-")[0]
+    system = sandbox.info.get("system") or cc.backend.split("-")[0]
     pending = [m for m in models if m[2] is not None]
     for cls, row, gir in models:
         if gir is None:
             cached.setdefault(cls.name, {})[row_key(row)] = True
     stack = [pending[i:i + BATCH] for i in range(0, len(pending), BATCH)]
-    while stack and campaign.left() > 1.0:
+    budget_end = time.monotonic() + max(10.0, 0.3 * cc.time_s)
+    while stack and campaign.left() > 1.0 and time.monotonic() < budget_end:
         batch = stack.pop()
         try:
             model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset,

@@ -97,13 +97,17 @@ def _inject(fault: str, meta: dict) -> None:
 
 class FaultBackend(Backend):
     name = "fault-cpu"
-    system = "fault"
+    system = "ort"  # runs ONNX Runtime underneath and speaks its error dialect
     device = "cpu"
 
-    def __init__(self, bad_option: bool = False, **options):
-        super().__init__(bad_option=bad_option, **options)
+    def __init__(self, bad_option: bool = False, always: str | None = None, **options):
+        """``always``: a fault applied to every model that carries none (campaign-level tests)."""
+        super().__init__(bad_option=bad_option, always=always, **options)
         if bad_option:
             raise ConfigError("backend.bad_option=True; valid choices: [False]")
+        if always is not None and always.partition("@")[0] not in FAULTS:
+            raise ConfigError(f"backend.always={always!r}; valid: {sorted(FAULTS)}")
+        self.always = always
         import onnxruntime as ort
 
         self._ort = ort
@@ -122,6 +126,8 @@ class FaultBackend(Backend):
         model = onnx.load_model_from_string(model_bytes)
         meta = {p.key: p.value for p in model.metadata_props}
         fault, stage = None, None
+        if "fault" not in meta and self.always:
+            meta["fault"] = self.always
         if "fault" in meta:
             fault, _, stage = meta["fault"].partition("@")
             stage = stage or FAULTS.get(fault, "compile")
@@ -135,7 +141,8 @@ class FaultBackend(Backend):
         if fault and stage == "execute" and fault not in EXECUTE_ONLY:
             _inject(fault, meta)
         names = [o.name for o in sess.get_outputs()]
-        outs = dict(zip(names, sess.run(names, inputs)))
+        wanted = {i.name for i in sess.get_inputs()}
+        outs = dict(zip(names, sess.run(names, {k: v for k, v in inputs.items() if k in wanted})))
         if fault == "wrong":
             outs = {k: v + 1 for k, v in outs.items()}
         elif fault == "nan":

@@ -1,0 +1,121 @@
+"""Campaigns end to end: real smoke campaigns on ort-cpu and tvm-cpu, the time bound, faults at
+campaign level, atomic bug folders under SIGKILL, and `nnfuzz repro` on what was saved."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.triage.bugstore import REQUIRED, load_bug
+
+FAULT = "fault_backend:FaultBackend"
+HERE = Path(__file__).parent
+SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]  # finite reference outputs every time
+
+
+def _fault_campaign(tmp_path, always, **kw):
+    sys.path.insert(0, str(HERE))
+    cc = CampaignConfig(backend="fault-cpu", backend_options={"always": always}, backend_path=FAULT,
+                        policy=GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS), out=tmp_path / "bugs",
+                        ui="plain", probe=False, **kw)
+    return run_campaign(cc), cc
+
+
+def _summary(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
+def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, capsys, monkeypatch):
+    pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}[backend])
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "bugs"
+    t0 = time.monotonic()
+    assert main(["fuzz", f"backend={backend}", "time=20s", f"fuzz.out={out}", "ui=plain"]) == 0
+    took = time.monotonic() - t0
+    s = _summary(capsys)
+    assert s["tests"] > 0, s
+    assert took < 20 + 15, f"time=20s campaign took {took:.1f}s"  # worker start-up counts too
+    log = [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    assert sum("verdict" in r for r in log) >= s["tests"]
+    for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()):
+        bug = load_bug(folder)
+        assert bug.meta["system"] == backend and bug.meta["symptom"] in ("crash", "inconsistency", "timeout")
+        if not bug.meta["flaky"]:
+            assert main(["repro", str(folder)]) == 0, f"{folder} does not reproduce: {bug.meta['summary']}"
+
+
+def test_time_bound_holds_when_the_backend_hangs(tmp_path):
+    t0 = time.monotonic()
+    counters, _ = _fault_campaign(tmp_path, "hang", time_s=6.0, test_timeout=60.0)
+    took = time.monotonic() - t0
+    assert took < 6.0 + 5.0, f"time=6s campaign took {took:.1f}s"
+    assert counters.verdicts["timeout"] >= 1
+
+
+@pytest.mark.parametrize("fault, symptom", [("segfault", "crash"), ("raise", "crash"), ("wrong", "inconsistency"),
+                                            ("leak", "crash")])
+def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symptom):
+    counters, cc = _fault_campaign(tmp_path, fault, time_s=60.0, max_tests=3, memory_limit_mb=400,
+                                   test_timeout=20.0)
+    assert counters.tests == 3 and counters.verdicts[symptom] == 3, dict(counters.verdicts)
+    bugs = sorted(p for p in cc.out.iterdir() if p.name.isdigit())
+    assert [p.name for p in bugs] == ["0000", "0001", "0002"]
+    meta = load_bug(bugs[0]).meta
+    assert meta["symptom"] == symptom and meta["flaky"] is False
+    assert meta["version"] == "1.0-fault" and meta["version_id"].startswith("fault+ort")
+    if fault == "segfault":
+        assert meta["signal"] == signal.SIGSEGV
+
+
+def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
+    counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
+    assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0
+    counters, cc = _fault_campaign(tmp_path / "nan", "nan", time_s=60.0, max_tests=2)
+    assert counters.verdicts["inconsistency"] == 2 and counters.bugs_saved == 2
+
+
+def test_killing_the_campaign_leaves_no_half_written_bug_folder(tmp_path):
+    out = tmp_path / "bugs"
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+        from nnfuzz.generate.policy import GenPolicy
+        run_campaign(CampaignConfig(backend="fault-cpu", backend_options={{"always": "wrong"}},
+            backend_path={FAULT!r}, policy=GenPolicy(max_nodes=3, dtypes=["float32"], include={SAFE_OPS!r}),
+            out=__import__("pathlib").Path({str(out)!r}), ui="plain", probe=False, time_s=120.0))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and len([p for p in out.glob("[0-9]*")]) < 5:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # campaign and worker, mid-stream
+    proc.wait()
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir() and p.name.isdigit())
+    assert len(folders) >= 5
+    assert folders == [f"{k:04d}" for k in range(len(folders))], "numbered without gaps"
+    for name in folders:
+        assert all((out / name / f).is_file() for f in REQUIRED + ("gir.json", "err.log")), name
+        load_bug(out / name)
+    # a second campaign into the same store continues the numbering
+    _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=1)
+    assert (out / f"{len(folders):04d}").is_dir()
+
+
+def test_unavailable_and_unknown_backends_fail_before_the_campaign(tmp_path, capsys):
+    assert main(["fuzz", "backend=tvm-gpu", "time=10s", f"fuzz.out={tmp_path}"]) == 2
+    assert "GPU" in capsys.readouterr().err
+    assert main(["fuzz", "backend=nope", "time=10s"]) == 2
+    assert "ort-cpu" in capsys.readouterr().err
+    assert main(["fuzz", "time=soon"]) == 2
+    assert "soon" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
