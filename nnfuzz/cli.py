@@ -51,11 +51,10 @@ def main(argv=None) -> int:
         return 2
     except NNFuzzError as e:
         from nnfuzz.backends.base import BackendUnavailable
-        from nnfuzz.triage.bugstore import BugFolderError
-        from nnfuzz.triage.folder import UnsafePickleError
+        from nnfuzz.triage.folder import BugFolderError
 
         print(f"nnfuzz: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2 if isinstance(e, (BackendUnavailable, BugFolderError, UnsafePickleError)) else 1
+        return 2 if isinstance(e, (BackendUnavailable, BugFolderError)) else 1
 
 
 if __name__ == "__main__":

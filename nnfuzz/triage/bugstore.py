@@ -13,15 +13,11 @@ from pathlib import Path
 from typing import Optional
 
 from nnfuzz.errors import NNFuzzError
-from nnfuzz.triage.folder import dump_oracle, load_oracle, write_bytes, write_folder_atomic, write_json
+from nnfuzz.triage.folder import BugFolderError, dump_oracle, load_oracle, write_bytes, write_folder_atomic, write_json
 
 BUG_DIR = re.compile(r"^\d{4}$")
 REQUIRED = ("model.onnx", "oracle.pkl", "meta.json")
 META_KEYS = ("system", "version", "symptom", "version_id")
-
-
-class BugFolderError(NNFuzzError):
-    """A bug folder is missing files or holds malformed ones."""
 
 
 @dataclass

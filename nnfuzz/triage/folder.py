@@ -20,7 +20,11 @@ import numpy as np
 from nnfuzz.errors import NNFuzzError
 
 
-class UnsafePickleError(NNFuzzError):
+class BugFolderError(NNFuzzError):
+    """A bug or model folder is missing files or holds malformed ones."""
+
+
+class UnsafePickleError(BugFolderError):
     """oracle.pkl references something other than numpy arrays and plain containers."""
 
 
@@ -49,15 +53,15 @@ def load_oracle(path: Path) -> dict:
     except UnsafePickleError:
         raise
     except Exception as e:
-        raise NNFuzzError(f"{path}: corrupt oracle.pkl ({type(e).__name__}: {e})") from e
+        raise BugFolderError(f"{path}: corrupt oracle.pkl ({type(e).__name__}: {e})") from e
     if not isinstance(obj, dict) or "input" not in obj or "output" not in obj:
-        raise NNFuzzError(f"{path}: oracle.pkl must hold {{'input': ..., 'output': ...}}, got {type(obj).__name__}")
+        raise BugFolderError(f"{path}: oracle.pkl must hold {{'input': ..., 'output': ...}}, got {type(obj).__name__}")
     for part in ("input", "output", "output_f64", "output_f64_jitter"):
         v = obj.get(part)
         if v is None and part != "input":
             continue
         if not isinstance(v, dict) or not all(isinstance(a, np.ndarray) for a in v.values()):
-            raise NNFuzzError(f"{path}: oracle.pkl['{part}'] must map names to numpy arrays")
+            raise BugFolderError(f"{path}: oracle.pkl['{part}'] must map names to numpy arrays")
     return obj
 
 

@@ -65,7 +65,7 @@ ex = tvm.compile(from_onnx(model, keep_params_in_input=False), target={target!r}
 vm = relax.VirtualMachine(ex, dev)
 out = vm["main"](*[tvm.runtime.tensor(INPUTS[i.name], dev) for i in model.graph.input])
 out = [out] if isinstance(out, tvm.runtime.Tensor) else list(out)
-OUTPUTS = {{o.name: t.numpy() for o, t in zip(model.graph.output, out)}}
+OUTPUTS = {o.name: t.numpy() for o, t in zip(model.graph.output, out)}
 '''),
 }
 
@@ -96,6 +96,6 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
         needs=needs, model=_b64(bug.model_bytes), inputs=_b64(_npz(bug.oracle["input"])),
         expected=_b64(_npz(expected)), rtol=rtol, atol=atol,
     )
-    body = body.format(device="tvm.cuda()" if device == "gpu" else "tvm.cpu()",
-                       target="cuda" if device == "gpu" else "llvm")
+    body = body.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
+    body = body.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm"))
     return head + body + _TAIL

@@ -1,0 +1,84 @@
+"""`nnfuzz repro`: exit codes a script can use, standalone scripts, and hostile or broken bug folders."""
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.generate import GenPolicy, generate_graph
+from nnfuzz.materialize.model import build_model
+from nnfuzz.triage.bugstore import BugStore, load_bug
+from nnfuzz.triage.folder import dump_oracle
+
+pytest.importorskip("onnxruntime")
+
+
+def _bug(tmp_path, *, symptom="inconsistency", corrupt=True):
+    """A bug folder for a real generated model whose recorded reference is off by one (so the real
+    ORT output disagrees with it), or exact (``corrupt=False``)."""
+    gir = generate_graph(GenPolicy(max_nodes=3, dtypes=["float32"], include=["Relu", "Add", "Sigmoid"]), seed=3)
+    model = build_model(gir, 3)
+    oracle = model.oracle.to_dict()
+    if corrupt:  # a reference the real outputs disagree with (twins dropped: they would vouch for ORT)
+        oracle["output"] = {k: v + 1 for k, v in oracle["output"].items()}
+        oracle["output_f64"] = oracle["output_f64_jitter"] = None
+    meta = {"system": "ort-cpu", "version": "x", "symptom": symptom, "version_id": "x", "stage": "verify",
+            "summary": "test bug"}
+    return BugStore(tmp_path / "bugs").save(model_bytes=model.onnx.SerializeToString(), gir_text=gir.dumps(),
+                                            oracle=oracle, meta=meta, err_log="test")
+
+
+def test_exit_codes(tmp_path, capsys):
+    assert main(["repro", str(_bug(tmp_path))]) == 0                                  # reproduces
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["reproduced"] is True
+    assert main(["repro", str(_bug(tmp_path, corrupt=False))]) == 1                   # passes now
+    assert main(["repro", str(_bug(tmp_path, symptom="crash"))]) == 3                 # other symptom
+    assert main(["repro", str(_bug(tmp_path)), "backend=tvm-cpu"]) in (0, 1, 3)       # another system runs it
+    assert main(["repro", str(tmp_path / "nope")]) == 2
+    assert main(["repro"]) == 2
+    assert main(["repro", str(_bug(tmp_path)), "--frobnicate"]) == 2
+
+
+def test_standalone_script_reproduces_without_nnfuzz(tmp_path):
+    bug = _bug(tmp_path)
+    assert main(["repro", str(bug), "--script"]) == 0
+    script = bug / "repro_ort-cpu.py"
+    text = script.read_text()
+    assert "nnfuzz" not in text.split('"""', 2)[2], "the script must not import nnfuzz"
+    shutil.copy(script, tmp_path / "alone.py")
+    r = subprocess.run([sys.executable, str(tmp_path / "alone.py")], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode != 0 and "AssertionError" in r.stderr  # the recorded disagreement shows
+    good = _bug(tmp_path, corrupt=False)
+    assert main(["repro", str(good), "--script", "backend=tvm-cpu"]) == 0
+    r = subprocess.run([sys.executable, str(good / "repro_tvm-cpu.py")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "not reproduced" in r.stdout, r.stderr
+
+
+def test_hostile_and_broken_folders_are_refused(tmp_path, capsys):
+    bug = _bug(tmp_path)
+
+    class Evil:
+        def __reduce__(self):
+            return (exec, ("open(" + repr(str(tmp_path / "pwned")) + ", 'w').write('x')",))
+
+    (bug / "oracle.pkl").write_bytes(pickle.dumps({"input": Evil(), "output": None}))
+    assert main(["repro", str(bug)]) == 2
+    assert "refusing" in capsys.readouterr().err and not (tmp_path / "pwned").exists()
+    bug2 = _bug(tmp_path)
+    (bug2 / "meta.json").write_text("{not json")
+    assert main(["repro", str(bug2)]) == 2
+    bug3 = _bug(tmp_path)
+    (bug3 / "model.onnx").unlink()
+    assert main(["repro", str(bug3)]) == 2
+    assert "model.onnx" in capsys.readouterr().err
+    bug4 = _bug(tmp_path)
+    (bug4 / "oracle.pkl").write_bytes(dump_oracle({"input": {"x": [1, 2]}, "output": None}))
+    assert main(["repro", str(bug4)]) == 2
+    assert load_bug(_bug(tmp_path)).oracle["input"]  # a good one still loads
+    assert isinstance(next(iter(load_bug(_bug(tmp_path)).oracle["input"].values())), np.ndarray)
