@@ -10,6 +10,9 @@ import numpy as np
 from nnfuzz.gir import GraphIR
 from nnfuzz.materialize.values import random_array
 
+JITTER_ULPS = 16  # how far (in ulps of each value's dtype) the jittered twin moves every float value
+JITTER_RUNS = 3   # jittered runs; their envelope (per element, the run furthest from the twin) is kept
+
 
 @dataclass
 class Oracle:
@@ -17,8 +20,8 @@ class Oracle:
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
-    # the float64 twin's outputs (None if it could not run), and the twin's outputs on inputs moved by
-    # few ulps of their own dtype: together they tell precision noise and ill-conditioning from bugs
+    # the float64 twin's outputs (None if it could not run), and the twin's outputs with every value
+    # moved by a few ulps of its dtype: together they tell precision noise and ill-conditioning from bugs
     output_f64: Optional[Dict[str, np.ndarray]] = None
     output_f64_jitter: Optional[Dict[str, np.ndarray]] = None
 
@@ -67,7 +70,8 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         try:
             with torch.no_grad():
                 shadow = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*xs))}
-                jitter = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*_jittered(xs, rng)))}
+                runs = [module.run_float64(*xs, jitter=(rng, JITTER_ULPS)) for _ in range(JITTER_RUNS)]
+                jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
         except RuntimeError:
             shadow = jitter = None  # an op whose lowering insists on its dtype: compare without the twin
     model = Model(gir, weights, Oracle(inputs, arrays if finite else None, shadow, jitter))
@@ -85,15 +89,16 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     return model
 
 
-def _jittered(xs, rng: np.random.Generator):
-    """Float inputs scaled by (1 + 64 eps u), u uniform in [-1, 1], eps of each input's own dtype."""
-    import torch
 
-    out = []
-    for x in xs:
-        if x.is_floating_point():
-            eps = 64 * torch.finfo(x.dtype).eps
-            u = torch.from_numpy(rng.uniform(-1.0, 1.0, size=tuple(x.shape)))
-            x = (x.double() * (1 + eps * u)).to(x.dtype)
-        out.append(x)
+def _envelope(twin: np.ndarray, runs) -> np.ndarray:
+    """Per element, the jittered value furthest from the twin (any run that flips a discrete value)."""
+    out = runs[0].copy()
+    if out.dtype.kind == "f":
+        for r in runs[1:]:
+            far = np.abs(r - twin) > np.abs(out - twin)
+            out[far] = r[far]
+    else:
+        for r in runs[1:]:
+            flip = (r != twin) & (out == twin)
+            out[flip] = r[flip]
     return out

@@ -13,6 +13,9 @@ from nnfuzz.materialize.torch.lowering import lowering_for
 from nnfuzz.materialize.values import to_torch
 
 
+_EPS = {DType.float16: 2.0 ** -10, DType.bfloat16: 2.0 ** -7, DType.float32: 2.0 ** -23, DType.float64: 2.0 ** -52}
+
+
 class GraphModule(torch.nn.Module):
     def __init__(self, gir: GraphIR, weights: Dict[str, np.ndarray]):
         super().__init__()
@@ -33,22 +36,33 @@ class GraphModule(torch.nn.Module):
     def forward(self, *inputs):
         return self._run(inputs, check=False)
 
-    def run_float64(self, *inputs):
+    def run_float64(self, *inputs, jitter=None):
         """The same graph with every float op computed in float64 and every integer op in int64
         (explicit casts still round and wrap): the high-precision twin that tells numeric noise and
-        integer overflow (undefined behaviour in C++ runtimes) from real disagreements."""
-        def up(t):
+        integer overflow (undefined behaviour in C++ runtimes) from real disagreements.
+
+        ``jitter=(rng, k)`` also moves every float value (inputs, weights, each op's outputs) by up to
+        ``k`` ulps of its dtype in the model, imitating another implementation's rounding at every
+        step: where that changes a result (a comparison of near-equal values, a floor near an
+        integer, an ill-conditioned op), the result is precision noise, not a bug.
+        """
+        def up(t, var):
             if t.is_floating_point():
-                return t.double()
+                t = t.double()
+                if jitter is not None:
+                    rng, k = jitter
+                    eps = k * _EPS.get(self.gir.vars[var].dtype, 0.0)
+                    t = t * (1 + eps * torch.from_numpy(rng.uniform(-1.0, 1.0, size=tuple(t.shape))))
+                return t
             return t if t.dtype in (torch.bool, torch.int64) else t.long()
 
-        env = {k: up(v) for k, v in zip(self.gir.inputs, inputs)}
+        env = {k: up(v, k) for k, v in zip(self.gir.inputs, inputs)}
         for name in self.gir.weights:
-            env[name] = up(getattr(self, name))
+            env[name] = up(getattr(self, name), name)
         for fn, inst in zip(self._fns, self.gir.insts):
             out = fn(inst.op, *[env[v] for v in inst.inputs])
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
-            env.update((v, up(t)) for v, t in zip(inst.outputs, outs))
+            env.update((v, up(t, v)) for v, t in zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 
     def run_checked(self, *inputs):
