@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.backends.known import classify
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
 from nnfuzz.materialize.torch.lowering import run_op
@@ -43,15 +44,14 @@ def check_op(op, inputs, *, seed: int = 0, run_ort: bool = True) -> str:
         return "ok"
     import onnxruntime as ort
 
-    try:
+    try:  # ORT's missing kernels and Python-API limits (bfloat16 I/O) are "unsupported", as in campaigns
         sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    except Exception as e:  # ORT reports missing kernels at session creation
-        if "NOT_IMPLEMENTED" in str(e) or "Could not find an implementation" in str(e):
+        feed_names = {i.name for i in sess.get_inputs()}
+        res = sess.run(out_names, {n: a for n, a in zip(in_names, arrays) if n in feed_names})
+    except Exception as e:
+        if classify("ort", str(e)) is not None:
             return "unsupported"
         raise
-    feed_names = {i.name for i in sess.get_inputs()}
-    feed = {n: a for n, a in zip(in_names, arrays) if n in feed_names}
-    res = sess.run(out_names, feed)
     for i, (r, w) in enumerate(zip(res, outs)):
         assert list(r.shape) == list(w.shape), f"{op!r} out {i}: ORT shape {list(r.shape)} vs {w.shape}"
     ref = [to_numpy(g) for g in got]
@@ -59,6 +59,18 @@ def check_op(op, inputs, *, seed: int = 0, run_ort: bool = True) -> str:
         if w.dtype.is_float and w.dtype in (DType.float32, DType.float64) and np.isfinite(e).all():
             np.testing.assert_allclose(r, e, rtol=1e-3, atol=1e-3, err_msg=f"{op!r} out {i}")
     return "ok"
+
+
+def check(op, *inputs) -> str:
+    """``check_op`` on ``(shape, dtype)`` inputs given as arguments."""
+    return check_op(op, list(inputs))
+
+
+def has_false(op, *inputs) -> bool:
+    """requires holds a False predicate on ``(shape, dtype)`` inputs (type_transfer still runs)."""
+    xs = [AbsTensor(s, dt) for s, dt in inputs]
+    op.checked_type_transfer(xs)
+    return False in op.checked_requires(xs)
 
 
 def solve_concrete(op_cls, in_ranks, in_dtypes, *, n_var: int = 0, kwargs=None, max_dim: int = 16,

@@ -1,6 +1,6 @@
 import pytest
 
-from oputil import check_op, solve_concrete
+from oputil import check, has_false, solve_concrete
 
 from nnfuzz.abstract.dtype import DTYPE_ALL, DType
 from nnfuzz.abstract.ops import combine as C
@@ -9,17 +9,8 @@ from nnfuzz.abstract.tensor import AbsTensor
 OK = ("ok", "unsupported")
 
 
-def check(op, *inputs):
-    """check_op on (shape, dtype) inputs; ORT is skipped for bfloat16, whose arrays ORT cannot take."""
-    feedable = all(dt is not DType.bfloat16 for _, dt in inputs)
-    return check_op(op, list(inputs), run_ort=feedable)
 
 
-def has_false(op, *inputs):
-    """requires holds a False predicate; type_transfer still runs (the generator calls it first)."""
-    xs = [AbsTensor(s, dt) for s, dt in inputs]
-    op.checked_type_transfer(xs)
-    return False in op.checked_requires(xs)
 
 
 @pytest.mark.parametrize("dt", DTYPE_ALL, ids=str)

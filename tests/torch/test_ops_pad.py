@@ -11,8 +11,8 @@ f32 = DType.float32
 
 
 def check(op, shape, dt):
-    """check_op on one input; ORT is skipped for bfloat16, whose arrays ORT cannot take."""
-    return check_op(op, [(shape, dt)], run_ort=dt is not DType.bfloat16)
+    """check_op on one input."""
+    return check_op(op, [(shape, dt)])
 
 
 def has_false(op, shape):
