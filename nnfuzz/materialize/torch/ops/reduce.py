@@ -1,7 +1,21 @@
 import torch
 
 from nnfuzz.abstract.ops import reduce as R
-from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.materialize.torch.lowering import LOWERINGS, lowers
+
+# reductions over op.axis honouring op.keepdims: torch function per op
+_REDUCE = {
+    R.ReduceMean: torch.mean,
+    R.ReduceMax: torch.amax,
+    R.ReduceMin: torch.amin,
+    R.ReduceL1: lambda x, dim, keepdim: torch.linalg.vector_norm(x, 1, dim=dim, keepdim=keepdim),
+    R.ReduceL2: lambda x, dim, keepdim: torch.linalg.vector_norm(x, 2, dim=dim, keepdim=keepdim),
+    R.LogSumExp: torch.logsumexp,
+    R.ArgMax: torch.argmax,
+    R.ArgMin: torch.argmin,
+}
+for _cls, _fn in _REDUCE.items():
+    LOWERINGS[_cls] = (lambda f: lambda op, x: f(x, op.axis, keepdim=op.keepdims))(_fn)
 
 
 @lowers(R.ReduceSum)
@@ -12,46 +26,6 @@ def _sum(op, x):
 @lowers(R.ReduceProd)
 def _prod(op, x):
     return torch.prod(x, op.axis, keepdim=op.keepdims, dtype=x.dtype)
-
-
-@lowers(R.ReduceMean)
-def _mean(op, x):
-    return torch.mean(x, op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ReduceMax)
-def _max(op, x):
-    return torch.amax(x, op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ReduceMin)
-def _min(op, x):
-    return torch.amin(x, op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ReduceL1)
-def _l1(op, x):
-    return torch.linalg.vector_norm(x, 1, dim=op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ReduceL2)
-def _l2(op, x):
-    return torch.linalg.vector_norm(x, 2, dim=op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.LogSumExp)
-def _logsumexp(op, x):
-    return torch.logsumexp(x, op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ArgMax)
-def _argmax(op, x):
-    return torch.argmax(x, op.axis, keepdim=op.keepdims)
-
-
-@lowers(R.ArgMin)
-def _argmin(op, x):
-    return torch.argmin(x, op.axis, keepdim=op.keepdims)
 
 
 @lowers(R.Softmax)
