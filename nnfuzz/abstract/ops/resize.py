@@ -5,6 +5,7 @@ any up- or down-scale occurs. One class per interpolation mode: the modes differ
 accept (cubic is 2-D only) and in whether ``align_corners`` applies, which a single class with a
 ``mode`` choice could only express as rules that fail for some drawn attribute combinations.
 """
+from nnfuzz.abstract.arith import divisible
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DType
 from nnfuzz.abstract.op import AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
@@ -29,9 +30,18 @@ class ResizeOp(AbsOpBase, abstract=True):
 
 
 class ResizeNearest(ResizeOp):
-    """Nearest neighbour, source index floor(i * in / out) (ONNX: asymmetric, floor)."""
+    """Nearest neighbour, source index floor(i * in / out) (ONNX: asymmetric, floor).
+
+    Output sizes are whole multiples of the input sizes: for other ratios the index i * in / out
+    lands on whole numbers that torch (scale in/out) and ONNX runtimes (i / (out/in)) round to
+    different sides in floating point, which is a known precision limit, not a finding.
+    """
     in_dtypes = ResizeOp.in_dtypes + [(DType.uint8,)]
     out_dtypes = ResizeOp.out_dtypes + [(DType.uint8,)]
+
+    def requires(self, inputs):
+        (x,) = inputs
+        return super().requires(inputs) + [divisible(s, d) for s, d in zip(self.size, x.shape[2:])]
 
 
 class ResizeLinear(ResizeOp):
