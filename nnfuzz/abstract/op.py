@@ -112,7 +112,7 @@ class AbsOpBase:
             raise
         except Exception as e:
             raise OpDefinitionError(
-                f"{self!r}.type_transfer raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}"
+                f"{self!r}.type_transfer raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}{_hint(e)}"
             ) from e
         self._check_outputs(inputs, outputs)
         return outputs
@@ -125,7 +125,7 @@ class AbsOpBase:
             raise
         except Exception as e:
             raise OpDefinitionError(
-                f"{self!r}.requires raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}"
+                f"{self!r}.requires raised {type(e).__name__}: {e} on inputs {_fmt(inputs)}{_hint(e)}"
             ) from e
         if not isinstance(preds, (list, tuple)):
             raise OpDefinitionError(f"{self.name}.requires must return a list of predicates, got {preds!r}")
@@ -334,6 +334,14 @@ def _dec(v):
     if isinstance(v, list):
         return tuple(_dec(x) for x in v)
     return v
+
+
+def _hint(e: Exception) -> str:
+    text = str(e)
+    if isinstance(e, TypeError) and ("ArithRef" in text or "BoolRef" in text or "Z3" in text):
+        return ("; the rules also run on z3 terms: use nnfuzz.abstract.arith (fdiv for //, smax/smin for "
+                "max/min, If/And/Or for if/and/or)")
+    return ""
 
 
 def _fmt(tensors) -> str:
