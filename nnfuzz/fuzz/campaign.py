@@ -11,7 +11,7 @@ import nnfuzz
 from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.generate.policy import GenPolicy
-from nnfuzz.oracle import Verdict, judge
+from nnfuzz.oracle import Symptom, Verdict, judge
 from nnfuzz.triage.bugstore import BugStore
 
 
@@ -99,7 +99,7 @@ class Campaign:
         if self.left() <= 0:
             return
         model_bytes = model.onnx.SerializeToString()
-        verdict, res = self._test(sandbox, model_bytes, model.oracle)
+        verdict, res = self._test(sandbox, model_bytes, model)
         if verdict is None:
             self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
@@ -112,7 +112,10 @@ class Campaign:
             rec["bug"] = self._confirm_and_save(sandbox, model_bytes, model, gir, verdict, res, seed, rec)
         self.log.write(rec)
 
-    def _test(self, sandbox, model_bytes, oracle):
+    def _test(self, sandbox, model_bytes, model):
+        from nnfuzz.materialize.model import add_twins
+
+        oracle = model.oracle
         timeout = max(0.05, min(self.cfg.test_timeout, self.left()))
         res = sandbox.run(model_bytes, oracle.input, timeout=timeout)
         if res.status == "timeout" and timeout < self.cfg.test_timeout:
@@ -120,15 +123,25 @@ class Campaign:
         for k, v in res.seconds.items():
             self.counters.seconds[k] += v
         tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
-        verdict = judge(res, oracle.output, self.info.get("system") or self.cfg.backend.split("-")[0],
-                        **({"tolerances": tol} if tol else {}), twin=oracle.output_f64, jitter=oracle.output_f64_jitter)
+        system = self.info.get("system") or self.cfg.backend.split("-")[0]
+
+        def verdict_now():
+            return judge(res, oracle.output, system, **({"tolerances": tol} if tol else {}),
+                         twin=oracle.output_f64, jitter=oracle.output_f64_jitter)
+
+        verdict = verdict_now()
+        if verdict.symptom is Symptom.inconsistency and oracle.output_f64 is None:
+            t0 = time.perf_counter()
+            add_twins(model)  # the float64 twins decide whether this disagreement is only noise
+            self.counters.seconds["export"] += time.perf_counter() - t0
+            verdict = verdict_now()
         return verdict, res
 
     def _confirm_and_save(self, sandbox, model_bytes, model, gir, verdict: Verdict, res, seed, rec) -> str:
         c = self.counters
         flaky = False
         if self.cfg.rerun and self.left() > 0:
-            again, _ = self._test(sandbox, model_bytes, model.oracle)
+            again, _ = self._test(sandbox, model_bytes, model)
             flaky = again is not None and again.label != verdict.label
         meta = {
             "system": self.cfg.backend, "version": self.info.get("version"), "symptom": verdict.symptom.value,

@@ -36,6 +36,7 @@ class Model:
     oracle: Oracle
     onnx: object = None  # onnx.ModelProto once exported
     timings: Dict[str, float] = field(default_factory=dict)
+    module: object = None  # the GraphModule (not serialised), kept to compute twins on demand
 
 
 def random_values(gir: GraphIR, rng: np.random.Generator):
@@ -45,9 +46,10 @@ def random_values(gir: GraphIR, rng: np.random.Generator):
 
 
 def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17,
-                export_timeout_s: float = 30.0) -> Model:
+                export_timeout_s: float = 30.0, twins: bool = False) -> Model:
     """Random weights and inputs, torch-eager reference outputs (checked against type_transfer),
-    and, with ``export``, the ONNX model checked by the full checker and shape inference."""
+    and, with ``export``, the ONNX model checked by the full checker and shape inference.
+    ``twins`` also computes the float64 twins now (otherwise ``add_twins`` does when needed)."""
     import torch
 
     from nnfuzz.materialize.torch.module import GraphModule
@@ -64,16 +66,10 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     # NaN/Inf anywhere, even in an intermediate that a later op hides (sign(nan), nan < 1), is undefined
     # behaviour: systems legitimately differ on it, so there is no reference to compare against.
     finite = module.all_finite and all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
-    shadow = jitter = None
-    if finite:
-        try:
-            with torch.no_grad():
-                shadow = {n: o.numpy() for n, o in zip(gir.outputs, module.run_float64(*xs))}
-                runs = [module.run_float64(*xs, jitter=rng) for _ in range(JITTER_RUNS)]
-                jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
-        except RuntimeError:
-            shadow = jitter = None  # an op whose lowering insists on its dtype: compare without the twin
-    model = Model(gir, weights, Oracle(inputs, arrays if finite else None, shadow, jitter))
+    model = Model(gir, weights, Oracle(inputs, arrays if finite else None))
+    model.module, model._xs, model._twin_seed = module, xs, seed
+    if twins:
+        add_twins(model)
     model.timings["torch_s"] = time.perf_counter() - t0
     if export:
         from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
@@ -87,6 +83,28 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         model.onnx = proto
     return model
 
+
+def add_twins(model: Model) -> Model:
+    """Fill ``oracle.output_f64`` / ``output_f64_jitter`` (the float64 twin, plain and jittered).
+
+    Only needed to judge a disagreement, so campaigns call it when a backend disagrees with the
+    reference. Deterministic: the jitter is drawn from the model's seed."""
+    import torch
+
+    o = model.oracle
+    if o.output is None or o.output_f64 is not None:
+        return model
+    gir, module, xs = model.gir, model.module, model._xs
+    rng = np.random.default_rng([model._twin_seed, 64])
+    try:
+        with torch.no_grad():
+            shadow = {n: t.numpy() for n, t in zip(gir.outputs, module.run_float64(*xs))}
+            runs = [module.run_float64(*xs, jitter=rng) for _ in range(JITTER_RUNS)]
+    except RuntimeError:
+        return model  # an op whose lowering insists on its dtype: compare without the twin
+    o.output_f64 = shadow
+    o.output_f64_jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
+    return model
 
 
 def _envelope(twin: np.ndarray, runs) -> np.ndarray:

@@ -94,7 +94,9 @@ class HardSigmoid(UnaryNoBF16):
 
 
 class LeakyRelu(UnaryOp):
-    attr_choices = {"negative_slope": (0.01, 0.1, 0.2, 0.5)}
+    """Slopes are exact in float32: ONNX stores float attributes as float32, so 0.1 would make a
+    float64 model compute with 0.10000000149 on the ONNX side and 0.1 in torch."""
+    attr_choices = {"negative_slope": (2.0 ** -7, 2.0 ** -3, 0.25, 0.5)}
 
     def __init__(self, *, negative_slope):
         self.negative_slope = negative_slope

@@ -18,7 +18,7 @@ from nnfuzz.errors import ConstraintError
 NORM_DTYPES = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
 # ONNX InstanceNormalization (GroupNorm exports through it at opset 17) takes no bfloat16
 INSTANCE_NORM_DTYPES = (DType.float16, DType.float32, DType.float64)
-EPS_CHOICES = (1e-5, 1e-3, 0.1)
+EPS_CHOICES = (2.0 ** -16, 2.0 ** -10, 0.125)  # exact in float32, like every float attribute ONNX stores
 
 
 
