@@ -81,6 +81,9 @@ class Campaign:
             c.gen_failed += 1
             self.log.write({**rec, "verdict": "no-graph", "error": str(e)})
             return
+        except NNFuzzError as e:  # an op definition or generator bug: shown, logged, counted; campaign goes on
+            self._nnfuzz_error(rec, seed, e)
+            return
         finally:
             c.seconds["generate"] += time.perf_counter() - t0
         rec.update(nodes=gir.n_nodes, ops=gir.op_names())
@@ -89,10 +92,7 @@ class Campaign:
             model = build_model(gir, seed, opset=self.cfg.opset,
                                 export_timeout_s=max(0.05, min(self.cfg.export_timeout_s, self.left())))
         except NNFuzzError as e:
-            c.nnfuzz_errors += 1
-            c.last_error = f"seed {seed}: {type(e).__name__}: {e}"
-            self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {type(e).__name__}: {e}")
-            self.log.write({**rec, "verdict": "nnfuzz-error", "error": f"{type(e).__name__}: {e}"})
+            self._nnfuzz_error(rec, seed, e)
             return
         finally:
             c.seconds["export"] += time.perf_counter() - t1
@@ -111,6 +111,13 @@ class Campaign:
         if verdict.is_bug:
             rec["bug"] = self._confirm_and_save(sandbox, model_bytes, model, gir, verdict, res, seed, rec)
         self.log.write(rec)
+
+    def _nnfuzz_error(self, rec, seed, e: Exception) -> None:
+        c = self.counters
+        c.nnfuzz_errors += 1
+        c.last_error = f"seed {seed}: {type(e).__name__}: {e}"
+        self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {type(e).__name__}: {e}")
+        self.log.write({**rec, "verdict": "nnfuzz-error", "error": f"{type(e).__name__}: {e}"})
 
     def _test(self, sandbox, model_bytes, model):
         from nnfuzz.materialize.model import add_twins
