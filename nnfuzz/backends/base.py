@@ -21,6 +21,14 @@ class Backend:
     def __init__(self, **options):
         self.options = options
 
+    @staticmethod
+    def choice(key: str, value, choices) -> None:
+        """Raise ConfigError showing ``backend.<key>=value`` and the valid choices unless it is one."""
+        if value not in choices:
+            from nnfuzz.errors import ConfigError
+
+            raise ConfigError(f"backend.options.{key}={value!r}; valid choices: {list(choices)}")
+
     @classmethod
     def check_available(cls) -> None:
         """Raise BackendUnavailable saying what is missing and how to get it."""

@@ -6,7 +6,6 @@ from typing import Dict
 import numpy as np
 
 from nnfuzz.backends.base import Backend, BackendUnavailable
-from nnfuzz.errors import ConfigError
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
 
@@ -18,8 +17,7 @@ class OrtBackend(Backend):
 
     def __init__(self, opt_level: str = "all", **options):
         super().__init__(opt_level=opt_level, **options)
-        if opt_level not in OPT_LEVELS:
-            raise ConfigError(f"backend.opt_level={opt_level!r}; valid choices: {list(OPT_LEVELS)}")
+        self.choice("opt_level", opt_level, OPT_LEVELS)
         import onnxruntime as ort
 
         self._ort = ort

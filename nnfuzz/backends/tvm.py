@@ -6,7 +6,6 @@ from typing import Dict
 import numpy as np
 
 from nnfuzz.backends.base import Backend, BackendUnavailable
-from nnfuzz.errors import ConfigError
 
 PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-vs-unopt pair
 
@@ -17,8 +16,7 @@ class _TvmBackend(Backend):
 
     def __init__(self, pipeline: str = "default", **options):
         super().__init__(pipeline=pipeline, **options)
-        if pipeline not in PIPELINES:
-            raise ConfigError(f"backend.pipeline={pipeline!r}; valid choices: {list(PIPELINES)}")
+        self.choice("pipeline", pipeline, PIPELINES)
         import tvm
 
         self._tvm = tvm
