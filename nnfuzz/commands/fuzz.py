@@ -21,7 +21,7 @@ def campaign_config(cfg):
     from nnfuzz.fuzz.campaign import CampaignConfig
 
     f = cfg.fuzz
-    for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0)):
+    for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0)):
         v = f[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
             raise ConfigError(f"fuzz.{key}={v!r} must be a number >= {lo}")
@@ -35,7 +35,7 @@ def campaign_config(cfg):
         test_timeout=float(f.test_timeout), memory_limit_mb=int(f.memory_limit_mb), rerun=bool(f.rerun),
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
         opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
-        probe=bool(f.probe), debug=bool(cfg.debug),
+        probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers),
     )
 
 

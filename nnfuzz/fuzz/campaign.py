@@ -34,6 +34,7 @@ class CampaignConfig:
     probe: bool = True
     debug: bool = False
     backend_path: Optional[str] = None   # "module:Class" instead of a registry name (tests)
+    producers: int = 0                   # processes generating models in parallel (0: in this process)
 
 
 class Campaign:
@@ -58,7 +59,9 @@ class Campaign:
         try:
             with Status(self.counters, self.deadline, self.cfg.ui, title) as status:
                 self.status = status
-                while self.left() > 0.05 and not (self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests):
+                if self.cfg.producers > 0:
+                    self._run_with_producers(sandbox)
+                while self.left() > 0.05 and not self._enough():
                     self.test_one(sandbox, seed)
                     seed += 1
                     status.refresh()
@@ -66,65 +69,86 @@ class Campaign:
             self.log.close()
         return self.counters
 
+    def _enough(self) -> bool:
+        return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
+
+    def _run_with_producers(self, sandbox) -> None:
+        """Models come from ``producers`` processes (seeds interleaved); this process only tests."""
+        import multiprocessing as mp
+        import queue as queue_mod
+
+        ctx = mp.get_context("spawn")
+        n = self.cfg.producers
+        q, stop = ctx.Queue(maxsize=2 * n), ctx.Event()
+        wall_deadline = time.time() + self.left()
+        procs = [ctx.Process(target=_producer_main, daemon=True,
+                             args=(self.cfg, [c.name for c in self.ops], self.rows, self.cfg.policy.seed + k, n,
+                                   q, stop, wall_deadline)) for k in range(n)]
+        for proc in procs:
+            proc.start()
+        try:
+            while self.left() > 0.05 and not self._enough():
+                try:
+                    p = q.get(timeout=min(0.25, max(0.01, self.left())))
+                except queue_mod.Empty:
+                    if not any(proc.is_alive() for proc in procs):
+                        raise NNFuzzError(f"all {n} producer processes exited (exit codes "
+                                          f"{[proc.exitcode for proc in procs]}); see the messages above")
+                    continue
+                self.consume(sandbox, p)
+                self.status.refresh()
+        finally:
+            stop.set()
+            for proc in procs:
+                proc.join(1.0)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(1.0)
+            q.close()
+            q.cancel_join_thread()
+
     # ---- one test -----------------------------------------------------------------------------
     def test_one(self, sandbox, seed: int) -> None:
-        from nnfuzz.generate.symbolic import GraphGenerator
-        from nnfuzz.materialize.model import build_model
+        self.consume(sandbox, produce(self.cfg, self.ops, self.rows, seed, self.left()))
 
-        c, rec = self.counters, {"seed": seed}
-        t0 = time.perf_counter()
-        policy = dataclasses.replace(self.cfg.policy, seed=seed,
-                                     graph_timeout_s=max(0.05, min(self.cfg.policy.graph_timeout_s, self.left())))
-        try:
-            gir = GraphGenerator(policy, self.ops, self.rows).generate()
-        except ConstraintError as e:
-            c.gen_failed += 1
-            self.log.write({**rec, "verdict": "no-graph", "error": str(e)})
+    def consume(self, sandbox, p: "Produced") -> None:
+        """Test a produced model (or account for why there is none)."""
+        c, rec = self.counters, dict(p.rec)
+        c.seconds["generate"] += p.gen_s
+        c.seconds["export"] += p.build_s
+        if p.error is not None:
+            kind, msg = p.error
+            if kind == "no-graph":
+                c.gen_failed += 1
+                self.log.write({**rec, "verdict": "no-graph", "error": msg})
+            else:
+                self._nnfuzz_error(rec, p.seed, msg)
             return
-        except NNFuzzError as e:  # an op definition or generator bug: shown, logged, counted; campaign goes on
-            self._nnfuzz_error(rec, seed, e)
-            return
-        finally:
-            c.seconds["generate"] += time.perf_counter() - t0
-        rec.update(nodes=gir.n_nodes, ops=gir.op_names())
-        t1 = time.perf_counter()
-        try:
-            model = build_model(gir, seed, opset=self.cfg.opset,
-                                export_timeout_s=max(0.05, min(self.cfg.export_timeout_s, self.left())))
-        except NNFuzzError as e:
-            self._nnfuzz_error(rec, seed, e)
-            return
-        finally:
-            c.seconds["export"] += time.perf_counter() - t1
         if self.left() <= 0:
             return
-        model_bytes = model.onnx.SerializeToString()
-        verdict, res = self._test(sandbox, model_bytes, model)
+        verdict, res = self._test(sandbox, p)
         if verdict is None:
             self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
         c.tests += 1
         c.verdicts[verdict.label] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
-            "generate": round(t1 - t0, 4), "export": round(model.timings.get("export_s", 0.0), 4),
+            "generate": round(p.gen_s, 4), "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in res.seconds.items()}})
         if verdict.is_bug:
-            rec["bug"] = self._confirm_and_save(sandbox, model_bytes, model, gir, verdict, res, seed, rec)
+            rec["bug"] = self._confirm_and_save(sandbox, p, verdict, res, rec)
         self.log.write(rec)
 
-    def _nnfuzz_error(self, rec, seed, e: Exception) -> None:
+    def _nnfuzz_error(self, rec, seed, msg: str) -> None:
         c = self.counters
         c.nnfuzz_errors += 1
-        c.last_error = f"seed {seed}: {type(e).__name__}: {e}"
-        self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {type(e).__name__}: {e}")
-        self.log.write({**rec, "verdict": "nnfuzz-error", "error": f"{type(e).__name__}: {e}"})
+        c.last_error = f"seed {seed}: {msg}"
+        self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {msg}")
+        self.log.write({**rec, "verdict": "nnfuzz-error", "error": msg})
 
-    def _test(self, sandbox, model_bytes, model):
-        from nnfuzz.materialize.model import add_twins
-
-        oracle = model.oracle
+    def _test(self, sandbox, p: "Produced"):
         timeout = max(0.05, min(self.cfg.test_timeout, self.left()))
-        res = sandbox.run(model_bytes, oracle.input, timeout=timeout)
+        res = sandbox.run(p.model_bytes, p.oracle.input, timeout=timeout)
         if res.status == "timeout" and timeout < self.cfg.test_timeout:
             return None, res  # cut short by the campaign's own time bound: not tested, not a timeout
         for k, v in res.seconds.items():
@@ -133,32 +157,33 @@ class Campaign:
         system = self.info.get("system") or self.cfg.backend.split("-")[0]
 
         def verdict_now():
-            return judge(res, oracle.output, system, **({"tolerances": tol} if tol else {}),
-                         twin=oracle.output_f64, jitter=oracle.output_f64_jitter)
+            o = p.oracle
+            return judge(res, o.output, system, **({"tolerances": tol} if tol else {}),
+                         twin=o.output_f64, jitter=o.output_f64_jitter)
 
         verdict = verdict_now()
-        if verdict.symptom is Symptom.inconsistency and oracle.output_f64 is None:
+        if verdict.symptom is Symptom.inconsistency and p.oracle.output_f64 is None:
             t0 = time.perf_counter()
-            add_twins(model)  # the float64 twins decide whether this disagreement is only noise
+            p.add_twins()  # the float64 twins decide whether this disagreement is only noise
             self.counters.seconds["export"] += time.perf_counter() - t0
             verdict = verdict_now()
         return verdict, res
 
-    def _confirm_and_save(self, sandbox, model_bytes, model, gir, verdict: Verdict, res, seed, rec) -> str:
+    def _confirm_and_save(self, sandbox, p: "Produced", verdict: Verdict, res, rec) -> str:
         c = self.counters
         flaky = False
         if self.cfg.rerun and self.left() > 0:
-            again, _ = self._test(sandbox, model_bytes, model)
+            again, _ = self._test(sandbox, p)
             flaky = again is not None and again.label != verdict.label
         meta = {
             "system": self.cfg.backend, "version": self.info.get("version"), "symptom": verdict.symptom.value,
-            "version_id": self.info.get("version_id"), "stage": verdict.stage.value, "seed": seed,
+            "version_id": self.info.get("version_id"), "stage": verdict.stage.value, "seed": p.seed,
             "flaky": flaky, "summary": verdict.summary, "errors": verdict.errors,
-            "nodes": gir.n_nodes, "ops": gir.op_names(), "nnfuzz": nnfuzz.__version__,
+            "nodes": rec.get("nodes"), "ops": rec.get("ops"), "nnfuzz": nnfuzz.__version__,
             "backend_options": self.cfg.backend_options, "policy": dataclasses.asdict(self.cfg.policy),
             "opset": self.cfg.opset, "timings": rec.get("seconds", {}), "signal": res.signal,
         }
-        path = self.store.save(model_bytes=model_bytes, gir_text=gir.dumps(), oracle=model.oracle.to_dict(),
+        path = self.store.save(model_bytes=p.model_bytes, gir_text=p.gir_text, oracle=p.oracle.to_dict(),
                                meta=meta, err_log=f"{verdict.summary}\n\n{verdict.detail}\n")
         c.bugs_saved += 1
         c.flaky += flaky
@@ -166,6 +191,94 @@ class Campaign:
         self.status.note(f"bug saved: {path}  {verdict.label}@{verdict.stage.value}{' (flaky)' if flaky else ''}: "
                          f"{verdict.summary[:160]}")
         return str(path)
+
+
+@dataclasses.dataclass
+class Produced:
+    """A model ready to test (or why there is none), made in this process or in a producer process."""
+    seed: int
+    rec: Dict
+    gen_s: float = 0.0
+    build_s: float = 0.0
+    error: Optional[tuple] = None        # ("no-graph" | "nnfuzz-error", message)
+    gir_text: Optional[str] = None
+    model_bytes: Optional[bytes] = None
+    oracle: object = None                # materialize.model.Oracle
+    timings: Dict = dataclasses.field(default_factory=dict)
+    model: object = None                 # the Model when made in this process (not sent between processes)
+
+    def __getstate__(self):
+        return {**self.__dict__, "model": None}
+
+    def add_twins(self) -> None:
+        """Compute the float64 twins, rebuilding the torch model from the graph and seed if needed."""
+        from nnfuzz.gir import GraphIR
+        from nnfuzz.materialize.model import add_twins, build_model
+
+        if self.model is None:
+            self.model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False)
+        add_twins(self.model)
+        self.oracle = self.model.oracle
+
+
+def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produced:
+    """Generate the graph for ``seed`` and build its model (torch reference, ONNX, checks)."""
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+
+    p = Produced(seed=seed, rec={"seed": seed})
+    t0 = time.perf_counter()
+    policy = dataclasses.replace(cc.policy, seed=seed,
+                                 graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
+    try:
+        gir = GraphGenerator(policy, ops, rows).generate()
+    except ConstraintError as e:
+        p.error = ("no-graph", str(e))
+        return p
+    except NNFuzzError as e:  # an op definition or generator bug: shown, logged, counted
+        p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
+        return p
+    finally:
+        p.gen_s = time.perf_counter() - t0
+    p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
+    t1 = time.perf_counter()
+    try:
+        model = build_model(gir, seed, opset=cc.opset,
+                            export_timeout_s=max(0.05, min(cc.export_timeout_s, time_left)))
+    except NNFuzzError as e:
+        p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
+        return p
+    finally:
+        p.build_s = time.perf_counter() - t1
+    p.gir_text, p.model_bytes, p.oracle = gir.dumps(), model.onnx.SerializeToString(), model.oracle
+    p.timings, p.model = model.timings, model
+    return p
+
+
+def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: int, q, stop, wall_deadline):
+    """A producer process: models for seeds first_seed, first_seed + stride, ... until told to stop."""
+    import queue as queue_mod
+    import signal
+    import traceback
+
+    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    ops = [c for c in select_ops(cc.policy, usable=has_torch_lowering) if c.name in set(op_names)]
+    seed = first_seed
+    while not stop.is_set() and time.time() < wall_deadline:
+        try:
+            p = produce(cc, ops, rows, seed, wall_deadline - time.time())
+        except Exception:  # a bug in nnfuzz: sent to the campaign, which shows and counts it
+            p = Produced(seed=seed, rec={"seed": seed}, error=("nnfuzz-error", traceback.format_exc()))
+        while not stop.is_set():
+            try:
+                q.put(p, timeout=0.2)
+                break
+            except queue_mod.Full:
+                continue
+        seed += stride
 
 
 def run_campaign(cc: CampaignConfig) -> Counters:

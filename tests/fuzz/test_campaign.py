@@ -78,6 +78,16 @@ def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symp
         assert meta["signal"] == signal.SIGSEGV
 
 
+def test_producer_processes_feed_the_campaign(tmp_path):
+    counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=4, producers=2)
+    assert counters.tests >= 4 and counters.verdicts["inconsistency"] == counters.tests
+    bugs = sorted(p for p in cc.out.iterdir() if p.name.isdigit())
+    assert len(bugs) == counters.bugs_saved >= 4
+    seeds = {load_bug(b).meta["seed"] for b in bugs}
+    assert len(seeds) == len(bugs)  # producers interleave seeds: no model is tested twice
+    assert main(["repro", str(bugs[0]), "backend=ort-cpu"]) in (0, 1, 3)  # a plain ORT replay runs
+
+
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
     assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0
