@@ -38,7 +38,7 @@ def main() -> None:
         secs = c.seconds
         total = c.elapsed
         share = {k: 100.0 * secs.get(k, 0.0) / total for k in ("generate", "export", "compile", "execute", "ipc")}
-        other = 100.0 - sum(share.values())
+        other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
         rows.append((backend, c.tests, c.rate(), share, other, dict(c.verdicts)))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes")
     for backend, n, rate, share, other, verdicts in rows:
