@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 import nnfuzz
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConstraintError, NNFuzzError
+from nnfuzz.generate.opset import allowed_rows
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.oracle import Outcome, judge
 
@@ -77,8 +78,7 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
 
 
 def _class_rows(cls, policy) -> List[Row]:
-    allowed = policy.dtype_set
-    return [(i, o) for i, o in zip(cls.in_dtypes, cls.out_dtypes) if set(i) | set(o) <= allowed]
+    return [(cls.in_dtypes[k], cls.out_dtypes[k]) for k in allowed_rows(cls, policy.dtype_set)]
 
 
 def _single_op_graphs(todo, cc) -> List[Tuple[type, Row, Optional[GraphIR]]]:

@@ -57,8 +57,15 @@ def op_weight(cls, policy: GenPolicy) -> float:
     return w.get(cls.name, w.get(cls.family, 1.0))
 
 
+def allowed_rows(op, allowed, limit=None) -> List[int]:
+    """Indices of ``op``'s dtype rows (class or instance) that use only ``allowed`` dtypes and, if a
+    ``limit`` set of (in_dtypes, out_dtypes) pairs is given (probed support), are in it."""
+    return [k for k, (i, o) in enumerate(zip(op.in_dtypes, op.out_dtypes))
+            if set(i) | set(o) <= allowed and (limit is None or (i, o) in limit)]
+
+
 def _any_row_allowed(cls, allowed) -> bool:
-    return any(set(i) | set(o) <= allowed for i, o in zip(cls.in_dtypes, cls.out_dtypes))
+    return bool(allowed_rows(cls, allowed))
 
 
 def check_satisfiable(cls, policy: GenPolicy, tries: int = 12) -> None:

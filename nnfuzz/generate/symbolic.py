@@ -20,7 +20,7 @@ from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, InternalError
 from nnfuzz.generate import binning
-from nnfuzz.generate.opset import op_weight
+from nnfuzz.generate.opset import allowed_rows, op_weight
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.gir import GraphIR, Inst
@@ -339,9 +339,7 @@ class GraphGenerator:
         """The (dtype, rank) pairs ``cls``'s class tables accept on some input (None: per instance)."""
         if _instance_tables(cls):
             return None
-        limit = self.row_limits.get(cls.name)
-        rows = [r for r, o in zip(cls.in_dtypes, cls.out_dtypes)
-                if set(r) | set(o) <= self.allowed and (limit is None or (r, o) in limit)]
+        rows = [cls.in_dtypes[k] for k in self._rows(cls)]
         return frozenset((row[i], rk) for row in rows for i, viable in enumerate(cls.inp_ranks)
                          if i < len(row) for rk in viable)
 
@@ -349,14 +347,12 @@ class GraphGenerator:
         """Single-output ops whose class tables say they can produce a tensor like ``t``."""
         def fits(cls) -> bool:
             return len(cls.out_ranks) == 1 and t.ndims in cls.out_ranks[0] and any(
-                o == (t.dtype,) and set(i) <= self.allowed for i, o in zip(cls.in_dtypes, cls.out_dtypes))
+                cls.out_dtypes[k] == (t.dtype,) for k in self._rows(cls))
 
         return self._pool(("out", t.dtype, t.ndims), fits)
 
     def _rows(self, op) -> List[int]:
-        limit = self.row_limits.get(op.name)
-        return [i for i, (a, b) in enumerate(zip(op.in_dtypes, op.out_dtypes))
-                if set(a) | set(b) <= self.allowed and (limit is None or (a, b) in limit)]
+        return allowed_rows(op, self.allowed, self.row_limits.get(op.name))
 
     def _candidates(self, dtype: DType, viable) -> List[str]:
         return [v for v, t in self.vars.items() if t.dtype == dtype and t.ndims in viable]

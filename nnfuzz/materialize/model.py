@@ -36,7 +36,10 @@ class Model:
     oracle: Oracle
     onnx: object = None  # onnx.ModelProto once exported
     timings: Dict[str, float] = field(default_factory=dict)
-    module: object = None  # the GraphModule (not serialised), kept to compute twins on demand
+    # kept (not serialised) to compute the twins on demand: the GraphModule, its torch inputs, the seed
+    module: object = None
+    torch_inputs: list = field(default_factory=list)
+    seed: int = 0
 
 
 def random_values(gir: GraphIR, rng: np.random.Generator):
@@ -67,7 +70,7 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     # behaviour: systems legitimately differ on it, so there is no reference to compare against.
     finite = module.all_finite and all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
     model = Model(gir, weights, Oracle(inputs, arrays if finite else None))
-    model.module, model._xs, model._twin_seed = module, xs, seed
+    model.module, model.torch_inputs, model.seed = module, xs, seed
     if twins:
         add_twins(model)
     model.timings["torch_s"] = time.perf_counter() - t0
@@ -94,8 +97,8 @@ def add_twins(model: Model) -> Model:
     o = model.oracle
     if o.output is None or o.output_f64 is not None:
         return model
-    gir, module, xs = model.gir, model.module, model._xs
-    rng = np.random.default_rng([model._twin_seed, 64])
+    gir, module, xs = model.gir, model.module, model.torch_inputs
+    rng = np.random.default_rng([model.seed, 64])
     try:
         with torch.no_grad():
             shadow = {n: t.numpy() for n, t in zip(gir.outputs, module.run_float64(*xs))}
