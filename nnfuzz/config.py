@@ -78,3 +78,13 @@ def gen_policy(cfg):
     from nnfuzz.generate.policy import GenPolicy
 
     return GenPolicy.from_dict(OmegaConf.to_container(cfg.mgen, resolve=True))
+
+
+def search_config(cfg):
+    """The value search settings (the ``search`` group), or None with ``search=none``."""
+    from omegaconf import OmegaConf
+
+    from nnfuzz.materialize.search import SearchConfig
+
+    sc = SearchConfig.from_dict(OmegaConf.to_container(cfg.search, resolve=True))
+    return sc if sc.enabled else None

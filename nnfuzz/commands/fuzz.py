@@ -16,7 +16,7 @@ from pathlib import Path
 def campaign_config(cfg):
     from omegaconf import OmegaConf
 
-    from nnfuzz.config import gen_policy, parse_duration
+    from nnfuzz.config import gen_policy, parse_duration, search_config
     from nnfuzz.errors import ConfigError
     from nnfuzz.fuzz.campaign import CampaignConfig
 
@@ -35,7 +35,7 @@ def campaign_config(cfg):
         test_timeout=float(f.test_timeout), memory_limit_mb=int(f.memory_limit_mb), rerun=bool(f.rerun),
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
         opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
-        probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers),
+        probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
     )
 
 

@@ -1,7 +1,7 @@
 """`nnfuzz generate`: write n random valid models, one folder each.
 
 Each folder holds model.onnx, gir.json, oracle.pkl (inputs and torch-eager outputs) and meta.json
-(seed, policy, ops, timings). Model k uses graph seed ``mgen.seed + k``; ``nnfuzz generate n=1
+(seed, policy, ops, the value search's outcome, timings). Model k uses graph seed ``mgen.seed + k``; ``nnfuzz generate n=1
 mgen.seed=<seed>`` with the same config rebuilds it exactly. Numbering continues in a non-empty folder.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ def run(cfg) -> int:
     import dataclasses
 
     import nnfuzz
-    from nnfuzz.config import gen_policy
+    from nnfuzz.config import gen_policy, search_config
     from nnfuzz.generate.opset import select_ops
     from nnfuzz.generate.symbolic import GraphGenerator
     from nnfuzz.materialize.model import build_model
@@ -32,6 +32,7 @@ def run(cfg) -> int:
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
     policy = gen_policy(cfg)
+    search = search_config(cfg)
     n = int(cfg.n)
     if n < 1:
         from nnfuzz.errors import ConfigError
@@ -49,7 +50,8 @@ def run(cfg) -> int:
             try:
                 gir = GraphGenerator(pol, ops).generate()
                 t_gen = time.perf_counter() - t0
-                model = build_model(gir, seed, opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s))
+                model = build_model(gir, seed, opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s),
+                                    search=search)
             except ConstraintError as e:
                 failures += 1
                 prog.log(f"seed {seed}: no graph: {e}")
@@ -62,7 +64,7 @@ def run(cfg) -> int:
                 continue
             meta = {
                 "seed": seed, "nnfuzz": nnfuzz.__version__, "nodes": gir.n_nodes, "ops": gir.op_names(),
-                "finite": model.oracle.output is not None, "policy": pol.to_dict(),
+                "finite": model.oracle.output is not None, "search": model.search, "policy": pol.to_dict(),
                 "opset": int(cfg.export.opset), "timings": {"gen_s": t_gen, **model.timings},
             }
             folder = out / f"{start + k:04d}"

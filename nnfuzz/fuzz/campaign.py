@@ -15,6 +15,12 @@ from nnfuzz.oracle import Symptom, Verdict, judge
 from nnfuzz.triage.bugstore import BugStore
 
 
+def _default_search():
+    from nnfuzz.materialize.search import SearchConfig
+
+    return SearchConfig()
+
+
 @dataclasses.dataclass
 class CampaignConfig:
     backend: str
@@ -35,6 +41,7 @@ class CampaignConfig:
     debug: bool = False
     backend_path: Optional[str] = None   # "module:Class" instead of a registry name (tests)
     producers: int = 0                   # processes generating models in parallel (0: in this process)
+    search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
 
 
 class Campaign:
@@ -114,8 +121,10 @@ class Campaign:
     def consume(self, sandbox, p: "Produced") -> None:
         """Test a produced model (or account for why there is none)."""
         c, rec = self.counters, dict(p.rec)
+        search_s = p.timings.get("search_s", 0.0)
         c.seconds["generate"] += p.gen_s
-        c.seconds["export"] += p.build_s
+        c.seconds["search"] += search_s
+        c.seconds["export"] += p.build_s - search_s
         if p.error is not None:
             kind, msg = p.error
             if kind == "no-graph":
@@ -133,7 +142,8 @@ class Campaign:
         c.tests += 1
         c.verdicts[verdict.label] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
-            "generate": round(p.gen_s, 4), "export": round(p.timings.get("export_s", 0.0), 4),
+            "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
+            "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in res.seconds.items()}})
         if verdict.is_bug:
             rec["bug"] = self._confirm_and_save(sandbox, p, verdict, res, rec)
@@ -182,6 +192,7 @@ class Campaign:
             "nodes": rec.get("nodes"), "ops": rec.get("ops"), "nnfuzz": nnfuzz.__version__,
             "backend_options": self.cfg.backend_options, "policy": dataclasses.asdict(self.cfg.policy),
             "opset": self.cfg.opset, "timings": rec.get("seconds", {}), "signal": res.signal,
+            "search": p.search,
         }
         path = self.store.save(model_bytes=p.model_bytes, gir_text=p.gir_text, oracle=p.oracle.to_dict(),
                                meta=meta, err_log=f"{verdict.summary}\n\n{verdict.detail}\n")
@@ -204,6 +215,8 @@ class Produced:
     gir_text: Optional[str] = None
     model_bytes: Optional[bytes] = None
     oracle: object = None                # materialize.model.Oracle
+    weights: Dict = dataclasses.field(default_factory=dict)  # the model's weights (to rebuild it)
+    search: Optional[Dict] = None        # the value search's summary
     timings: Dict = dataclasses.field(default_factory=dict)
     model: object = None                 # the Model when made in this process (not sent between processes)
 
@@ -216,7 +229,8 @@ class Produced:
         from nnfuzz.materialize.model import add_twins, build_model
 
         if self.model is None:
-            self.model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False)
+            self.model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False,
+                                     values=(self.weights, self.oracle.input))
         add_twins(self.model)
         self.oracle = self.model.oracle
 
@@ -243,7 +257,7 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
     t1 = time.perf_counter()
     try:
-        model = build_model(gir, seed, opset=cc.opset,
+        model = build_model(gir, seed, opset=cc.opset, search=cc.search,
                             export_timeout_s=max(0.05, min(cc.export_timeout_s, time_left)))
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
@@ -251,7 +265,9 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     finally:
         p.build_s = time.perf_counter() - t1
     p.gir_text, p.model_bytes, p.oracle = gir.dumps(), model.onnx.SerializeToString(), model.oracle
-    p.timings, p.model = model.timings, model
+    p.timings, p.model, p.weights, p.search = model.timings, model, model.weights, model.search
+    if model.search is not None:
+        p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
     return p
 
 

@@ -40,6 +40,7 @@ class Model:
     module: object = None
     torch_inputs: list = field(default_factory=list)
     seed: int = 0
+    search: Optional[dict] = None  # the value search's summary (SearchResult.summary()), if it ran
 
 
 def random_values(gir: GraphIR, rng: np.random.Generator):
@@ -49,17 +50,33 @@ def random_values(gir: GraphIR, rng: np.random.Generator):
 
 
 def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17,
-                export_timeout_s: float = 30.0, twins: bool = False) -> Model:
-    """Random weights and inputs, torch-eager reference outputs (checked against type_transfer),
-    and, with ``export``, the ONNX model checked by the full checker and shape inference.
+                export_timeout_s: float = 30.0, twins: bool = False, search=None,
+                values: Optional[tuple] = None) -> Model:
+    """Weights and inputs, torch-eager reference outputs (checked against type_transfer), and, with
+    ``export``, the ONNX model checked by the full checker and shape inference.
+
+    Values are drawn from ``seed``; with ``search`` (a SearchConfig) the gradient-guided search then
+    looks for values that keep every value in the graph safe, and when it finds none within its
+    budget the reference is undefined (``oracle.output`` is None). ``values=(weights, inputs)``
+    uses given values instead (a model rebuilt from a bug folder or another process).
     ``twins`` also computes the float64 twins now (otherwise ``add_twins`` does when needed)."""
     import torch
 
     from nnfuzz.materialize.torch.module import GraphModule
     from nnfuzz.materialize.values import to_numpy, to_torch
 
-    rng = np.random.default_rng(seed)
-    weights, inputs = random_values(gir, rng)
+    result = None
+    t0 = time.perf_counter()
+    if values is not None:
+        weights, inputs = values
+    else:
+        weights, inputs = random_values(gir, np.random.default_rng(seed))
+        if search is not None and search.enabled:
+            from nnfuzz.materialize.search import search_values
+
+            result = search_values(gir, weights, inputs, search, seed)
+            weights, inputs = result.weights, result.inputs
+    search_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     module = GraphModule(gir, weights).eval()
     xs = [to_torch(inputs[i], gir.vars[i].dtype) for i in gir.inputs]
@@ -67,10 +84,15 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         outs = module.run_checked(*xs)
     arrays = {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
     # NaN/Inf anywhere, even in an intermediate that a later op hides (sign(nan), nan < 1), is undefined
-    # behaviour: systems legitimately differ on it, so there is no reference to compare against.
+    # behaviour: systems legitimately differ on it, so there is no reference to compare against. So is
+    # a value the search could not bring into an op's domain (an integer overflow, a cast out of range).
     finite = module.all_finite and all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
-    model = Model(gir, weights, Oracle(inputs, arrays if finite else None))
+    defined = finite and (result is None or result.ok)
+    model = Model(gir, weights, Oracle(inputs, arrays if defined else None))
     model.module, model.torch_inputs, model.seed = module, xs, seed
+    if result is not None:
+        model.search = result.summary()
+        model.timings["search_s"] = search_s
     if twins:
         add_twins(model)
     model.timings["torch_s"] = time.perf_counter() - t0

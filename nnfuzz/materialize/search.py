@@ -1,0 +1,266 @@
+"""Gradient-guided value search: inputs and weights for which every value in the graph is safe.
+
+*Safe* means every intermediate float value is finite, every op's domain loss is zero (its inputs
+are inside its domain with a margin, see ``torch/losses.py``) and no integer op overflows.
+
+The search runs the graph in torch on trainable leaves (float inputs and weights, and float
+surrogates of the integer/bool ones, see ``torch/proxy.py``). At each step it sums the domain losses
+of the ops up to the first one whose outputs are not finite (that op's loss being the magnitude
+fallback if it has no violation of its own) and takes an Adam step on the leaves; leaves that became
+NaN are re-drawn, and after a stall (no progress for ``patience`` steps) it restarts from fresh
+random values, alternating value scales and, for integers, ranges that avoid zero. It stops when the
+graph is safe or after ``time_ms``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.gir import GraphIR
+
+
+@dataclasses.dataclass
+class SearchConfig:
+    """The ``search`` config group (conf/search/*.yaml)."""
+    enabled: bool = True
+    time_ms: float = 100.0     # budget per model; past it the reference is undefined (output None)
+    proxy: bool = True         # proxy derivatives through floor/round/relu/comparisons/casts
+    lr: float = 0.5            # Adam step size (values are of order 1)
+    patience: int = 12         # steps without progress before a restart from fresh values
+
+    @classmethod
+    def from_dict(cls, d) -> "SearchConfig":
+        """Checked construction from a config mapping: the bad key or value is named with the fix."""
+        from nnfuzz.errors import ConfigError
+
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(d) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown search key(s) {unknown}; valid: {names}")
+        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1)):
+            v = d.get(key, getattr(cls, key))
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
+                raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
+        for key in ("enabled", "proxy"):
+            v = d.get(key, getattr(cls, key))
+            if not isinstance(v, bool):
+                raise ConfigError(f"search.{key}={v!r} must be true or false")
+        return cls(**d)
+
+
+@dataclasses.dataclass
+class SearchResult:
+    ok: bool                              # every value safe
+    finite: bool                          # every float value finite (may hold without ok)
+    weights: Dict[str, np.ndarray]
+    inputs: Dict[str, np.ndarray]
+    steps: int = 0
+    restarts: int = 0
+    time_ms: float = 0.0
+    blocker: Optional[str] = None         # when not ok: the first unsafe op and why
+
+    def summary(self) -> dict:
+        return {"ok": self.ok, "finite": self.finite, "steps": self.steps, "restarts": self.restarts,
+                "time_ms": round(self.time_ms, 2), "blocker": self.blocker}
+
+
+INT_LOW = {DType.uint8: 0}
+
+
+class _Leaf:
+    """A trainable float32 master tensor behind one graph input or weight."""
+
+    def __init__(self, name: str, dtype: DType, value: np.ndarray, grad: bool):
+        import torch
+
+        self.name, self.dtype = name, dtype
+        if dtype.is_float:
+            self.lo, self.hi = None, None
+        elif dtype is DType.bool:
+            self.lo, self.hi = 0.0, 1.0
+        else:
+            info = np.iinfo(dtype.numpy())
+            self.lo, self.hi = float(info.min), float(info.max)
+        self.master = torch.zeros(value.shape, dtype=torch.float64, requires_grad=grad)
+        self.set(value)
+
+    def set(self, value: np.ndarray) -> None:
+        import torch
+
+        v = np.asarray(value).astype(np.float64)
+        if self.dtype is DType.bool:
+            v = np.where(v > 0.5, 1.0, -1.0)  # the master's sign is the bool
+        with torch.no_grad():
+            self.master.copy_(torch.from_numpy(np.array(v, dtype=np.float64, order="C")))
+
+    def values(self):
+        """(hard value in the leaf's dtype, float64 surrogate or None)."""
+        import torch
+
+        m, dt = self.master, self.dtype
+        if dt.is_float:
+            return m.to(dt.torch()), None
+        if dt is DType.bool:
+            hard = m.detach() > 0
+            sig = torch.sigmoid(m)
+            return hard, hard.double() + (sig - sig.detach())
+        r = torch.round(m.detach()).clamp(self.lo, self.hi)
+        return r.to(dt.torch()), m + (r - m).detach()
+
+    def numpy(self) -> np.ndarray:
+        from nnfuzz.materialize.values import to_numpy
+
+        return to_numpy(self.values()[0])
+
+    def redraw_nonfinite(self, rng) -> None:
+        import torch
+
+        with torch.no_grad():
+            bad = ~torch.isfinite(self.master)
+            if bad.any():
+                self.master[bad] = torch.from_numpy(rng.standard_normal(int(bad.sum())))
+
+
+def _fresh(leaf: _Leaf, rng: np.random.Generator, restart: int) -> np.ndarray:
+    """Values for a restart: float scales alternate; integers shrink towards small non-zero values."""
+    shape = tuple(leaf.master.shape)
+    if leaf.dtype.is_float:
+        return rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25)[restart % 4]
+    if leaf.dtype is DType.bool:
+        return rng.random(shape) < 0.5
+    mag = max(1, 8 >> (restart // 2))
+    v = rng.integers(1, mag + 1, size=shape)
+    if leaf.dtype is DType.uint8:
+        return v
+    return v * rng.choice([-1, 1], size=shape)
+
+
+@dataclasses.dataclass
+class _Eval:
+    safe: bool
+    finite: bool
+    loss: object             # torch scalar (None when safe)
+    first_bad: int           # index of the first unsafe op (len(insts) when safe)
+    blocker: Optional[str]
+
+
+class ValueSearch:
+    """The search for one graph; ``run`` returns a SearchResult."""
+
+    def __init__(self, gir: GraphIR, cfg: SearchConfig):
+        from nnfuzz.errors import OpDefinitionError
+        from nnfuzz.materialize.torch.lowering import lowering_for
+
+        self.gir, self.cfg = gir, cfg
+        self.fns = []
+        for inst in gir.insts:
+            fn = lowering_for(type(inst.op))
+            if fn is None:
+                raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering")
+            self.fns.append(fn)
+
+    def evaluate(self, leaves: List[_Leaf], proxy: bool) -> _Eval:
+        """One forward pass: is the graph safe, and if not, the loss to minimise."""
+        import torch
+
+        from nnfuzz.materialize.torch.losses import int_overflow, loss_for, magnitude_loss
+        from nnfuzz.materialize.torch.proxy import apply_proxies, soft
+
+        gir = self.gir
+        env, sur = {}, {}
+        for leaf in leaves:
+            env[leaf.name], sur[leaf.name] = leaf.values()
+        total, first_bad, blocker = None, len(gir.insts), None
+        for k, (fn, inst) in enumerate(zip(self.fns, gir.insts)):
+            args = [env[v] for v in inst.inputs]
+            softs = [sur.get(v) for v in inst.inputs]
+            outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
+            xs = [soft(a, s) for a, s in zip(args, softs)]
+            dts = [gir.vars[v].dtype for v in inst.inputs]
+            lf = loss_for(type(inst.op))
+            term = lf(inst.op, xs, dts) if lf is not None else torch.zeros(())
+            for v, s in zip(inst.outputs, osur):
+                dt = gir.vars[v].dtype
+                if s is not None and dt.is_int:
+                    term = term + int_overflow(s, dt)
+            finite = all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
+            violated = float(term.detach()) > 0
+            if not finite and not violated:
+                term = magnitude_loss([x for x in xs if x.numel()])
+            if violated or not finite:
+                if first_bad == len(gir.insts):
+                    first_bad = k
+                    blocker = f"{inst.op.name}: {'non-finite output' if not finite else 'input outside its domain'}"
+                total = term if total is None else total + term
+            if not finite:
+                return _Eval(False, False, total, first_bad, blocker)
+            env.update(zip(inst.outputs, outs))
+            sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
+        return _Eval(total is None, True, total, first_bad, blocker)
+
+    def run(self, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray], seed: int,
+            proxy: Optional[bool] = None, gradient: bool = True) -> SearchResult:
+        """Search from the given values. ``gradient=False`` only re-draws values (plain sampling)."""
+        import torch
+
+        cfg, gir = self.cfg, self.gir
+        proxy = cfg.proxy if proxy is None else proxy
+        rng = np.random.default_rng([seed, 4242])
+        t0 = time.perf_counter()
+        deadline = t0 + cfg.time_ms / 1000.0
+        values = {**weights, **inputs}
+        leaves = [_Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))
+                  for n in list(gir.inputs) + list(gir.weights)]
+        params = [lf.master for lf in leaves if lf.master.requires_grad]
+        steps = restarts = since = 0
+        best = (-1, float("inf"))
+        opt = torch.optim.Adam(params, lr=cfg.lr) if params else None
+        ev = None
+        while True:
+            with torch.set_grad_enabled(bool(params)):
+                ev = self.evaluate(leaves, proxy)
+            if ev.safe or time.perf_counter() >= deadline:
+                break
+            loss = ev.loss
+            stepped = False
+            if opt is not None and loss is not None and loss.requires_grad and torch.isfinite(loss):
+                opt.zero_grad(set_to_none=True)
+                try:
+                    loss.backward()
+                except RuntimeError:  # a kernel without a backward for this dtype: sample instead
+                    pass
+                else:
+                    for p in params:
+                        if p.grad is not None:
+                            torch.nan_to_num_(p.grad, 0.0, 0.0, 0.0)
+                    if any(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in params):
+                        opt.step()
+                        stepped = True
+                        steps += 1
+                        for lf in leaves:
+                            lf.redraw_nonfinite(rng)
+            key = (ev.first_bad, float(loss.detach()) if loss is not None else float("inf"))
+            if key[0] > best[0] or (key[0] == best[0] and key[1] < best[1] * 0.99):
+                best, since = key, 0
+            else:
+                since += 1
+            if not stepped or since >= cfg.patience:
+                restarts += 1
+                for lf in leaves:
+                    lf.set(_fresh(lf, rng, restarts))
+                best, since = (-1, float("inf")), 0
+                if opt is not None:
+                    opt = torch.optim.Adam(params, lr=cfg.lr)
+        out = {lf.name: lf.numpy() for lf in leaves}
+        return SearchResult(
+            ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
+            inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts,
+            time_ms=(time.perf_counter() - t0) * 1000.0, blocker=ev.blocker)
+
+
+def search_values(gir: GraphIR, weights, inputs, cfg: SearchConfig, seed: int, **kw) -> SearchResult:
+    return ValueSearch(gir, cfg).run(weights, inputs, seed, **kw)

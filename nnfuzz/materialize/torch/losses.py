@@ -1,0 +1,168 @@
+"""Domain losses: for each operator with a vulnerable domain, a loss that is zero exactly when its
+inputs are safe (with a margin) and grows with the distance from the safe region.
+
+A loss is ``fn(op, xs, dtypes) -> scalar tensor``: ``xs`` are the op's inputs as float32 tensors
+(integer and bool inputs as their float surrogates), ``dtypes`` their DTypes in the model. Register
+one with ``@domain_loss(OpClass, ...)``; lookup walks the class's MRO, like the torch lowerings, so a
+user's operator module registers its own next to its lowering.
+
+The margins keep values away from the edge of the domain, where another system's rounding (a
+flushed subnormal, a fast-math log) would turn a finite reference into NaN/Inf on the other side.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List, Optional
+
+import torch
+
+from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.ops import binary as B
+from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.abstract.ops import select as S
+
+DOMAIN_LOSSES: Dict[type, Callable] = {}
+
+FMAX = {DType.float16: 65504.0, DType.bfloat16: 3.38e38, DType.float32: 3.40e38, DType.float64: 1.79e308}
+# |divisor| (and log argument) margin per dtype: well above the subnormal range of the half types
+MARGIN = {DType.float16: 1e-2, DType.bfloat16: 1e-2, DType.float32: 1e-3, DType.float64: 1e-6}
+
+
+def domain_loss(*op_classes):
+    def deco(fn):
+        for cls in op_classes:
+            DOMAIN_LOSSES[cls] = fn
+        return fn
+
+    return deco
+
+
+def loss_for(cls) -> Optional[Callable]:
+    for klass in cls.__mro__:
+        fn = DOMAIN_LOSSES.get(klass)
+        if fn is not None:
+            return fn
+    return None
+
+
+def margin(dt: DType) -> float:
+    return MARGIN.get(dt, 1e-3)
+
+
+def exp_limit(dt: DType) -> float:
+    """The largest x whose exp() is comfortably finite in ``dt`` (one below log(max))."""
+    return math.log(FMAX.get(dt, FMAX[DType.float32])) - 1.0
+
+
+def int_range(dt: DType):
+    import numpy as np
+
+    info = np.iinfo(dt.numpy())
+    return float(info.min), float(info.max)
+
+
+def below(x: torch.Tensor, bound) -> torch.Tensor:
+    """Zero where x <= bound, else how far above (summed)."""
+    return torch.relu(x - bound).sum()
+
+
+def above(x: torch.Tensor, bound) -> torch.Tensor:
+    """Zero where x >= bound, else how far below (summed)."""
+    return torch.relu(bound - x).sum()
+
+
+def away_from_zero(x: torch.Tensor, m: float) -> torch.Tensor:
+    """Zero where |x| >= m; the gradient at exactly 0 points to +m (|x| has none there)."""
+    side = torch.where(x.detach() >= 0, 1.0, -1.0).to(x.dtype)
+    return torch.relu(m - x * side).sum()
+
+
+def magnitude_loss(xs: List[torch.Tensor], bound: float = 1.0) -> torch.Tensor:
+    """The fallback for an op whose finite inputs gave a non-finite output with no domain violation
+    (an overflow in a product, a sum, a matmul): pull every input into [-bound, bound]."""
+    total = torch.zeros(())
+    for x in xs:
+        if x.numel():
+            total = total + torch.relu(x.abs() - bound).mean()
+    return total
+
+
+# ---- the library's vulnerable ops ---------------------------------------------------------------
+@domain_loss(B.Div, B.Fmod)
+def _divisor(op, xs, dts):
+    return away_from_zero(xs[1], margin(dts[1]))
+
+
+@domain_loss(E.Reciprocal)
+def _reciprocal(op, xs, dts):
+    return away_from_zero(xs[0], margin(dts[0]))
+
+
+@domain_loss(E.Log, E.Log2, E.Rsqrt)
+def _positive(op, xs, dts):
+    return above(xs[0], margin(dts[0]))
+
+
+@domain_loss(E.Log1p)
+def _log1p(op, xs, dts):
+    return above(xs[0], -1.0 + 10 * margin(dts[0]))
+
+
+@domain_loss(E.Sqrt)
+def _sqrt(op, xs, dts):
+    return above(xs[0], 0.0)
+
+
+@domain_loss(E.Asin, E.Acos)
+def _unit(op, xs, dts):
+    return below(xs[0].abs(), 1.0)
+
+
+@domain_loss(E.Exp, E.Softplus, E.Mish)
+def _exp(op, xs, dts):
+    # softplus and mish are exp-based in ONNX (log(exp(x) + 1)); torch's threshold hides the overflow
+    return below(xs[0], exp_limit(dts[0]))
+
+
+@domain_loss(E.Tan)
+def _tan(op, xs, dts):
+    # away from the poles at pi/2 + k*pi, where cos(x) vanishes
+    return above(torch.cos(xs[0]).abs(), 10 * margin(dts[0]))
+
+
+@domain_loss(E.Square)
+def _square(op, xs, dts):
+    if dts[0].is_float:
+        return below(xs[0].abs(), math.sqrt(FMAX[dts[0]]) / 2)
+    return torch.zeros(())  # integer overflow: every integer op's result is checked by the search
+
+
+@domain_loss(B.Pow)
+def _pow(op, xs, dts):
+    # a positive base (a negative one with a fractional exponent is NaN, 0 ** negative is inf) and a
+    # result whose log, y * log(x), stays below the dtype's exp limit
+    x, y = xs[0], xs[1]
+    base = above(x, margin(dts[0]))
+    ok = torch.clamp(x, min=margin(dts[0]))
+    big = below((y * torch.log(ok)).abs(), exp_limit(dts[0]) / 2)
+    return base + big
+
+
+@domain_loss(S.Cast)
+def _cast(op, xs, dts):
+    src, to = dts[0], op.to
+    x = xs[0]
+    if src.is_float and to.is_int:
+        # float-to-int of a value the target cannot hold is undefined behaviour in C
+        lo, hi = int_range(to)
+        lo = 0.0 if to is DType.uint8 else lo + 1
+        return above(x, lo) + below(x, hi - 1)
+    if to is DType.float16 or (src is DType.float64 and to in (DType.float32, DType.bfloat16)):
+        return below(x.abs(), FMAX[to] / 2)  # a value the narrower float cannot hold becomes inf
+    return torch.zeros(())
+
+
+def int_overflow(exact: torch.Tensor, dt: DType) -> torch.Tensor:
+    """How far an integer op's exact result (computed in float) lies outside ``dt``'s range."""
+    lo, hi = int_range(dt)
+    return above(exact, lo) + below(exact, hi)
