@@ -22,6 +22,7 @@ class GenPolicy:
     include_modules: List[str] = field(default_factory=list)  # user modules defining operators
     op_weights: Dict[str, float] = field(default_factory=dict)  # op or family name -> weight (default 1)
     binning: bool = True           # attribute binning on a log scale
+    value_ranges: bool = True      # skip insertions no input values can make finite (abstract/ranges.py)
     forward_prob: float = 0.6      # forward insertion vs backward insertion
     reuse_prob: float = 0.5        # an extra input reuses an existing tensor rather than a new placeholder
     weight_prob: float = 0.3       # a final placeholder becomes a weight rather than a model input
@@ -44,8 +45,9 @@ class GenPolicy:
                 raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")
         if not isinstance(self.graph_timeout_s, (int, float)) or self.graph_timeout_s <= 0:
             raise ConfigError(f"mgen.graph_timeout_s={self.graph_timeout_s!r} must be a positive number of seconds")
-        if not isinstance(self.binning, bool):
-            raise ConfigError(f"mgen.binning={self.binning!r} must be true or false")
+        for key in ("binning", "value_ranges"):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"mgen.{key}={getattr(self, key)!r} must be true or false")
         self.dtypes = list(self.dtypes)
         valid = [d.value for d in DType]
         for d in self.dtypes:

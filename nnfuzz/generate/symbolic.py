@@ -17,6 +17,7 @@ import z3
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
+from nnfuzz.abstract.ranges import UNKNOWN, VRange, for_dtype, infeasible, propagate
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, InternalError
 from nnfuzz.generate import binning
@@ -45,6 +46,7 @@ class GraphGenerator:
         self.solver = LocalSolver(policy.solver_timeout_ms, self.rng)
         self.vars: Dict[str, AbsTensor] = {}
         self.placeholders: List[str] = []
+        self.ranges: Dict[str, VRange] = {}  # var -> value range (policy.value_ranges)
         self.insts: List[Inst] = []
         self.uid = 0
         self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
@@ -289,13 +291,56 @@ class GraphGenerator:
     def _commit(self, got, slots, target) -> bool:
         op, inputs, outs = got
         in_names = [s if isinstance(s, str) else self._new_var(t, placeholder=True) for s, t in zip(slots, inputs)]
+        at = None
         if target is None:
             out_names = [self._new_var(o) for o in outs]
         else:
             out_names = [target]
+            at = self.placeholders.index(target)
             self.placeholders.remove(target)
-        self.insts.append(Inst(op, in_names, out_names))
+        inst = Inst(op, in_names, out_names)
+        self.insts.append(inst)
+        if self.policy.value_ranges and not self._ranges_ok(inst, target):
+            self._undo(inst, slots, target, at)
+            self.stats["infeasible"] = self.stats.get("infeasible", 0) + 1
+            return False
         return True
+
+    def _ranges_ok(self, inst: Inst, target: Optional[str]) -> bool:
+        """Value ranges after adding ``inst``: False if some op's domain can no longer hold.
+        A forward insertion only needs its own inputs' ranges; a backward one changes what flows
+        into the target's consumers, so the whole graph is re-analysed."""
+        if target is None:
+            return self._range_step(inst, self.ranges)
+        ranges: Dict[str, VRange] = {}
+        for p in self.placeholders:
+            ranges[p] = for_dtype(self.vars[p].dtype)
+        for i in _topo_sort(self.insts, set(self.placeholders)):
+            if not self._range_step(i, ranges):
+                return False
+        self.ranges = ranges
+        return True
+
+    def _range_step(self, inst: Inst, ranges: Dict[str, VRange]) -> bool:
+        ts = [self.vars[v] for v in inst.inputs]
+        rs = [ranges.get(v) or for_dtype(t.dtype) for v, t in zip(inst.inputs, ts)]
+        rs = [r if arith.prod([int(d) for d in t.shape]) else UNKNOWN for r, t in zip(rs, ts)]
+        if infeasible(inst.op, rs):
+            return False
+        ranges.update(zip(inst.outputs, propagate(inst.op, rs, ts, len(inst.outputs), inst.inputs)))
+        return True
+
+    def _undo(self, inst: Inst, slots, target, at) -> None:
+        self.insts.pop()
+        for s, v in zip(slots, inst.inputs):
+            if not isinstance(s, str):
+                self.placeholders.remove(v)
+                del self.vars[v]
+        if target is None:
+            for v in inst.outputs:
+                del self.vars[v]
+        else:
+            self.placeholders.insert(at, target)
 
     # ---- helpers -----------------------------------------------------------------------------
     def _draw_op(self, pool=None):

@@ -7,8 +7,9 @@ The search runs the graph in torch on trainable leaves (float inputs and weights
 surrogates of the integer/bool ones, see ``torch/proxy.py``). At each step it sums the domain losses
 of the ops up to the first one whose outputs are not finite (that op's loss being the magnitude
 fallback if it has no violation of its own) and takes an Adam step on the leaves; leaves that became
-NaN are re-drawn, and after a stall (no progress for ``patience`` steps) it restarts from fresh
-random values, alternating value scales and, for integers, ranges that avoid zero. It stops when the
+NaN are re-drawn. After a stall (no progress for ``patience`` steps) it takes ten times smaller
+steps, twice, and then restarts from fresh random values, alternating value scales and, for
+integers, ranges that avoid zero. It stops when the
 graph is safe or after ``time_ms``.
 """
 from __future__ import annotations
@@ -61,7 +62,7 @@ class SearchResult:
     steps: int = 0
     restarts: int = 0
     time_ms: float = 0.0
-    blocker: Optional[str] = None         # when not ok: the first unsafe op and why
+    blocker: Optional[str] = None         # when not ok: the unsafe op the search got furthest to, and why
 
     def summary(self) -> dict:
         return {"ok": self.ok, "finite": self.finite, "steps": self.steps, "restarts": self.restarts,
@@ -194,7 +195,8 @@ class ValueSearch:
             if violated or not finite:
                 if first_bad == len(gir.insts):
                     first_bad = k
-                    blocker = f"{inst.op.name}: {'non-finite output' if not finite else 'input outside its domain'}"
+                    why = "non-finite output" if not finite else "input outside its domain"
+                    blocker = f"{inst.op.name} ({', '.join(inst.outputs)}): {why}"
                 total = term if total is None else total + term
             if not finite:
                 return _Eval(False, False, total, first_bad, blocker)
@@ -218,13 +220,28 @@ class ValueSearch:
         params = [lf.master for lf in leaves if lf.master.requires_grad]
         steps = restarts = since = 0
         best = (-1, float("inf"))
-        opt = torch.optim.Adam(params, lr=cfg.lr) if params else None
-        ev = None
+        furthest = (-1, None)
+        opt = _optimizer(params, cfg.lr) if params else None
+        ev = undo = None
+        last_bad = -1
         while True:
             with torch.set_grad_enabled(bool(params)):
                 ev = self.evaluate(leaves, proxy)
             if ev.safe or time.perf_counter() >= deadline:
                 break
+            if undo is not None and ev.first_bad < undo[0] and opt.param_groups[0]["lr"] > cfg.lr / 100:
+                # the step broke an op that was safe before it: take it back and try a shorter one
+                with torch.no_grad():
+                    for p, v in zip(params, undo[1]):
+                        p.copy_(v)
+                for group in opt.param_groups:
+                    group["lr"] *= 0.3
+                undo = None
+                continue
+            undo = None
+            if opt is not None and ev.first_bad != last_bad:
+                opt = _optimizer(params, cfg.lr)  # another op to fix: the old momentum does not apply
+            last_bad = ev.first_bad
             loss = ev.loss
             stepped = False
             if opt is not None and loss is not None and loss.requires_grad and torch.isfinite(loss):
@@ -238,29 +255,48 @@ class ValueSearch:
                         if p.grad is not None:
                             torch.nan_to_num_(p.grad, 0.0, 0.0, 0.0)
                     if any(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in params):
+                        undo = (ev.first_bad, [p.detach().clone() for p in params])
                         opt.step()
                         stepped = True
                         steps += 1
                         for lf in leaves:
                             lf.redraw_nonfinite(rng)
             key = (ev.first_bad, float(loss.detach()) if loss is not None else float("inf"))
+            if ev.first_bad > furthest[0]:
+                furthest = (ev.first_bad, ev.blocker)
             if key[0] > best[0] or (key[0] == best[0] and key[1] < best[1] * 0.99):
+                if key[0] > best[0] and opt is not None:
+                    for group in opt.param_groups:
+                        group["lr"] = cfg.lr  # a new op made safe: full steps again
                 best, since = key, 0
             else:
                 since += 1
-            if not stepped or since >= cfg.patience:
+            if stepped and since >= cfg.patience and opt.param_groups[0]["lr"] > cfg.lr / 50:
+                # a stall: first finer steps (an oscillation around a narrow safe region), then restart
+                for group in opt.param_groups:
+                    group["lr"] *= 0.1
+                best, since = key, 0
+            elif not stepped or since >= cfg.patience:
                 restarts += 1
                 for lf in leaves:
                     lf.set(_fresh(lf, rng, restarts))
                 best, since = (-1, float("inf")), 0
+                undo = None
                 if opt is not None:
-                    opt = torch.optim.Adam(params, lr=cfg.lr)
+                    opt = _optimizer(params, cfg.lr)
         out = {lf.name: lf.numpy() for lf in leaves}
         return SearchResult(
             ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
             inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts,
-            time_ms=(time.perf_counter() - t0) * 1000.0, blocker=ev.blocker)
+            time_ms=(time.perf_counter() - t0) * 1000.0,
+            blocker=None if ev.safe else furthest[1] or ev.blocker)
 
 
 def search_values(gir: GraphIR, weights, inputs, cfg: SearchConfig, seed: int, **kw) -> SearchResult:
     return ValueSearch(gir, cfg).run(weights, inputs, seed, **kw)
+
+
+def _optimizer(params, lr):
+    import torch
+
+    return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.9))

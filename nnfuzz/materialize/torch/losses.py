@@ -61,20 +61,29 @@ def int_range(dt: DType):
     return float(info.min), float(info.max)
 
 
+def push(bound: float) -> float:
+    """How far inside the domain a violating value is pulled: landing exactly on the boundary would
+    leave it to the next step's rounding which side it ends on."""
+    return 0.05 * max(1.0, abs(bound))
+
+
 def below(x: torch.Tensor, bound) -> torch.Tensor:
-    """Zero where x <= bound, else how far above (summed)."""
-    return torch.relu(x - bound).sum()
+    """Zero where every x <= bound; else, over the violating elements, the distance to a target
+    ``push(bound)`` inside the bound."""
+    bad = (x > bound).detach()
+    return (torch.relu(x - (bound - push(bound))) * bad).sum()
 
 
 def above(x: torch.Tensor, bound) -> torch.Tensor:
-    """Zero where x >= bound, else how far below (summed)."""
-    return torch.relu(bound - x).sum()
+    """Zero where every x >= bound; else as ``below``, mirrored."""
+    bad = (x < bound).detach()
+    return (torch.relu((bound + push(bound)) - x) * bad).sum()
 
 
 def away_from_zero(x: torch.Tensor, m: float) -> torch.Tensor:
     """Zero where |x| >= m; the gradient at exactly 0 points to +m (|x| has none there)."""
     side = torch.where(x.detach() >= 0, 1.0, -1.0).to(x.dtype)
-    return torch.relu(m - x * side).sum()
+    return above(x * side, m)
 
 
 def magnitude_loss(xs: List[torch.Tensor], bound: float = 1.0) -> torch.Tensor:
@@ -141,10 +150,13 @@ def _square(op, xs, dts):
 def _pow(op, xs, dts):
     # a positive base (a negative one with a fractional exponent is NaN, 0 ** negative is inf) and a
     # result whose log, y * log(x), stays below the dtype's exp limit
+    # (the second only where the base is already positive: it must not pull the exponent towards 0
+    # while the base is still being moved)
     x, y = xs[0], xs[1]
-    base = above(x, margin(dts[0]))
-    ok = torch.clamp(x, min=margin(dts[0]))
-    big = below((y * torch.log(ok)).abs(), exp_limit(dts[0]) / 2)
+    m = margin(dts[0])
+    base = above(x, m)
+    safe = (x > m).detach()
+    big = below(torch.where(safe, y * torch.log(torch.clamp(x, min=m)), torch.zeros_like(x)).abs(), exp_limit(dts[0]) / 2)
     return base + big
 
 
@@ -157,6 +169,10 @@ def _cast(op, xs, dts):
         lo, hi = int_range(to)
         lo = 0.0 if to is DType.uint8 else lo + 1
         return above(x, lo) + below(x, hi - 1)
+    if src.is_int and to.is_int:
+        # narrowing wraps (implementation-defined); it would also turn the gradient's way around
+        lo, hi = int_range(to)
+        return above(x, lo) + below(x, hi)
     if to is DType.float16 or (src is DType.float64 and to in (DType.float32, DType.bfloat16)):
         return below(x.abs(), FMAX[to] / 2)  # a value the narrower float cannot hold becomes inf
     return torch.zeros(())
