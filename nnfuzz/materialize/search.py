@@ -157,6 +157,7 @@ class ValueSearch:
         from nnfuzz.materialize.torch.lowering import lowering_for
 
         self.gir, self.cfg = gir, cfg
+        _warm_up()
         self.fns = []
         for inst in gir.insts:
             fn = lowering_for(type(inst.op))
@@ -300,3 +301,20 @@ def _optimizer(params, lr):
     import torch
 
     return torch.optim.Adam(params, lr=lr, betas=(0.9, 0.9))
+
+
+_warm = False
+
+
+def _warm_up() -> None:
+    """torch's first backward pass and optimizer step cost over a second of one-off initialisation;
+    paid here, once per process, instead of out of the first model's time budget."""
+    global _warm
+    if not _warm:
+        import torch
+
+        _warm = True
+        x = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+        opt = _optimizer([x], 0.1)
+        torch.relu(1 - x.to(torch.float16).double()).sum().backward()
+        opt.step()
