@@ -8,8 +8,8 @@ surrogates of the integer/bool ones, see ``torch/proxy.py``). At each step it su
 of the ops up to the first one whose outputs are not finite (that op's loss being the magnitude
 fallback if it has no violation of its own) and takes an Adam step on the leaves; leaves that became
 NaN are re-drawn. After a stall (no progress for ``patience`` steps) it takes ten times smaller
-steps, twice, and then restarts from fresh random values, alternating value scales and, for
-integers, ranges that avoid zero. It stops when the
+steps, twice, and then restarts from fresh random values, alternating value scales and signs (every
+other restart is all positive) and, for integers, ranges that avoid zero. It stops when the
 graph is safe or after ``time_ms``.
 """
 from __future__ import annotations
@@ -130,7 +130,10 @@ def _fresh(leaf: _Leaf, rng: np.random.Generator, restart: int) -> np.ndarray:
     """Values for a restart: float scales alternate; integers shrink towards small non-zero values."""
     shape = tuple(leaf.master.shape)
     if leaf.dtype.is_float:
-        return rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25)[restart % 4]
+        v = rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25)[restart % 4]
+        # every other restart all positive: most domains (log, sqrt, pow's base) lie on that side,
+        # and a reciprocal's sign cannot be changed by small steps
+        return np.abs(v) + 0.05 if restart % 2 else v
     if leaf.dtype is DType.bool:
         return rng.random(shape) < 0.5
     mag = max(1, 8 >> (restart // 2))

@@ -88,6 +88,23 @@ def test_producer_processes_feed_the_campaign(tmp_path):
     assert main(["repro", str(bugs[0]), "backend=ort-cpu"]) in (0, 1, 3)  # a plain ORT replay runs
 
 
+@pytest.mark.parametrize("producers", [0, 1])
+def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
+    counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=2, producers=producers)
+    log = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()]
+    tested = [r for r in log if r.get("verdict") == "inconsistency"]
+    assert tested and all(r["search"]["ok"] is True and r["search"]["ms"] >= 0 for r in tested)
+    assert all("search" in r["seconds"] for r in tested)
+    meta = load_bug(sorted(p for p in cc.out.iterdir() if p.name.isdigit())[0]).meta
+    assert meta["search"]["ok"] is True and meta["search"]["blocker"] is None
+    assert counters.seconds["search"] > 0
+
+    counters, cc = _fault_campaign(tmp_path / "off", "wrong", time_s=60.0, max_tests=1, producers=producers,
+                                   search=None)
+    meta = load_bug(sorted(p for p in cc.out.iterdir() if p.name.isdigit())[0]).meta
+    assert meta["search"] is None
+
+
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
     assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0

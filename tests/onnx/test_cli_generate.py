@@ -29,6 +29,7 @@ def test_generate_writes_complete_folders_and_continues_numbering(tmp_path, caps
         onnx.checker.check_model(model, full_check=True)
         oracle = load_oracle(f / "oracle.pkl")
         assert set(oracle["input"]) == set(gir.inputs)
+        assert (oracle["output"] is not None) == meta["search"]["ok"] == meta["finite"]
         if oracle["output"] is not None:
             assert set(oracle["output"]) == set(gir.outputs)
             for name, arr in oracle["output"].items():
@@ -48,9 +49,16 @@ def test_same_seed_rebuilds_the_same_model(tmp_path):
         np.testing.assert_array_equal(a["input"][k], b["input"][k])
 
 
+def test_search_none_keeps_plain_values_and_records_it(tmp_path):
+    assert _gen(tmp_path / "a", "mgen.seed=3", "search=none") == 0
+    for f in sorted((tmp_path / "a").iterdir()):
+        assert json.loads((f / "meta.json").read_text())["search"] is None
+
+
 @pytest.mark.parametrize("arg, shown", [
     ("mgen.max_nodez=3", "max_nodez"), ("mgen.max_rank=7", "7"), ("mgen.dtypes=[float99]", "float99"),
     ("mgen.include=[NoSuchOp]", "NoSuchOp"), ("n=0", "n=0"), ("ui=fancy", "fancy"), ("bogus", "bogus"),
+    ("search.time_ms=-5", "search.time_ms"), ("search=fast", "fast"), ("search.proxy=maybe", "maybe"),
 ])
 def test_bad_config_fails_with_the_value(tmp_path, capsys, arg, shown):
     assert main(["generate", f"out={tmp_path}", arg]) == 2
