@@ -36,11 +36,6 @@ def bits(t):
 
 PROXIED = [E.Floor(), E.Ceil(), E.Round(), E.Sign(), E.Relu(), E.Relu6(), S.Clip(min=-1.0, max=1.0),
            E.HardSigmoid(), E.Mish(), E.Silu(), E.Gelu(approximate="none")]
-# Ceil and Round map small negative values to -0.0, Gelu very negative ones (float32, x < -5.6);
-# with_proxy's ``out + slope * (x - x.detach())`` turns that into +0.0
-SIGNED_ZERO = pytest.mark.xfail(strict=True, reason="proxy forward turns -0.0 into +0.0: with_proxy adds "
-                                "leak(x) = +0.0 to the output and -0.0 + 0.0 == +0.0 (ceil(-0.3), "
-                                "round(-0.3), gelu(-6.0) in float32)")
 
 
 def random_input():
@@ -65,9 +60,9 @@ def test_forward_values_equal_the_plain_lowering(op):
     assert torch.equal(outs[0].detach(), ref)
 
 
-@pytest.mark.parametrize("op", [pytest.param(o, marks=SIGNED_ZERO) if isinstance(o, (E.Ceil, E.Round, E.Gelu)) else o
-                                for o in PROXIED], ids=lambda o: o.name)
+@pytest.mark.parametrize("op", PROXIED, ids=lambda o: o.name)
 def test_forward_values_are_bit_identical(op):
+    """Including the sign of zero: ceil(-0.3) and round(-0.3) are -0.0, gelu(-6.0) too in float32."""
     x = random_input().requires_grad_(True)
     outs, _ = run(op, [x])
     assert torch.equal(bits(outs[0]), bits(plain(op, x.detach())))

@@ -70,11 +70,15 @@ value_range(E.Sigmoid)(monotone(lambda op, x: _sigmoid(x), 0.0, 1.0))
 value_range(E.Tanh)(monotone(lambda op, x: np.tanh(x), -1.0, 1.0))
 value_range(E.Softplus)(monotone(lambda op, x: _softplus(x), 0.0))
 value_range(E.Elu, E.Celu)(monotone(lambda op, x: np.where(x > 0, x, op.alpha * np.expm1(np.minimum(x / (op.alpha if isinstance(op, E.Celu) else 1.0), 0))), -2.0))
-value_range(E.Selu)(monotone(lambda op, x: 1.0507 * np.where(x > 0, x, 1.6733 * np.expm1(np.minimum(x, 0))), -1.76))
+SELU_SCALE, SELU_ALPHA = 1.0507009873554805, 1.6732632423543772  # torch's constants, exactly
+value_range(E.Selu)(monotone(lambda op, x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))),
+                             -1.7581))
 value_range(E.HardSigmoid)(monotone(lambda op, x: np.clip(x / 6 + 0.5, 0, 1), 0.0, 1.0))
 value_range(E.LeakyRelu)(monotone(lambda op, x: np.where(x > 0, x, op.negative_slope * x)))
 value_range(E.Softsign)(monotone(lambda op, x: x / (1 + np.abs(x)) if np.isfinite(x) else np.sign(x), -1.0, 1.0))
-# strictly negative: it reaches -0.0 only past x = 745 (float64), where no search goes
+# Deliberately strictly negative: logsigmoid(x) rounds to 0 only in its saturated tail (x >= 103 in
+# float32, 17 in float16, 745 in float64). The analysis treats that tail as unreachable, so that
+# e.g. sqrt(logsigmoid(x)) is not generated: its only finite values sit at the edge of a rounding.
 value_range(E.LogSigmoid)(monotone(lambda op, x: -_softplus(-x), -INF, -1e-300))
 value_range(E.Tanhshrink)(monotone(lambda op, x: x - np.tanh(x)))
 value_range(E.Exp)(monotone(lambda op, x: np.exp(x), 0.0))
@@ -98,7 +102,8 @@ value_range(S.Clip)(monotone(lambda op, x: np.clip(x, op.min, op.max)))
 value_range(E.Sin, E.Cos)(lambda op, rs, ts: VRange(-1.0, 1.0))
 
 # not monotonic, but bounded below by their minimum (at x_min) and increasing right of it
-_DIPS = {E.Mish: (-1.1924, -0.30884), E.Silu: (-1.2785, -0.27847), E.Gelu: (-0.7518, -0.16997),
+# (minima rounded down; gelu's covers its tanh approximation too, whose minimum is -0.1700408)
+_DIPS = {E.Mish: (-1.1924, -0.30885), E.Silu: (-1.2785, -0.27847), E.Gelu: (-0.7518, -0.17005),
          E.HardSwish: (-1.5, -0.375)}
 
 

@@ -54,12 +54,18 @@ def with_proxy(out: torch.Tensor, x: torch.Tensor, proxy: tuple) -> torch.Tensor
     slope, replace = proxy
     if replace:
         out = out.detach()
-    return out + leak(x, slope).to(out.dtype)
+    return plus_leak(out, x, slope)
 
 
 def leak(x: torch.Tensor, slope: float) -> torch.Tensor:
-    """Zero forward, ``slope`` backward."""
+    """Zero forward, ``slope`` backward. Add it with ``plus_leak``, which keeps -0.0."""
     return slope * (x - x.detach())
+
+
+def plus_leak(out: torch.Tensor, x: torch.Tensor, slope: float) -> torch.Tensor:
+    """``out`` with ``slope`` added to its gradient w.r.t. ``x``; bit-identical values (``-0.0 + 0.0`` is
+    ``+0.0``, so the zero is subtracted: ``-0.0 - 0.0`` stays ``-0.0``)."""
+    return out - (slope * (x.detach() - x)).to(out.dtype)
 
 
 _GREATER = (B.Greater, B.GreaterEqual)
