@@ -32,6 +32,7 @@ class SearchConfig:
     proxy: bool = True         # proxy derivatives through floor/round/relu/comparisons/casts
     lr: float = 0.5            # Adam step size (values are of order 1)
     patience: int = 12         # steps without progress before a restart from fresh values
+    starts: int = 8            # random starting points compared before the first step (best kept)
 
     @classmethod
     def from_dict(cls, d) -> "SearchConfig":
@@ -42,7 +43,7 @@ class SearchConfig:
         unknown = sorted(set(d) - set(names))
         if unknown:
             raise ConfigError(f"unknown search key(s) {unknown}; valid: {names}")
-        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1)):
+        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1), ("starts", 1)):
             v = d.get(key, getattr(cls, key))
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
                 raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
@@ -60,12 +61,14 @@ class SearchResult:
     weights: Dict[str, np.ndarray]
     inputs: Dict[str, np.ndarray]
     steps: int = 0
-    restarts: int = 0
+    restarts: int = 0                     # fresh starts after a stall
+    draws: int = 0                        # random value sets tried (starting points, restarts, sampling)
     time_ms: float = 0.0
     blocker: Optional[str] = None         # when not ok: the unsafe op the search got furthest to, and why
 
     def summary(self) -> dict:
         return {"ok": self.ok, "finite": self.finite, "steps": self.steps, "restarts": self.restarts,
+                "draws": self.draws,
                 "time_ms": round(self.time_ms, 2), "blocker": self.blocker}
 
 
@@ -208,6 +211,38 @@ class ValueSearch:
             sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
         return _Eval(total is None, True, total, first_bad, blocker)
 
+    def _best_of(self, leaves, proxy, rng, first: int, draws: int, deadline: float, keep_current: bool) -> int:
+        """Move the leaves to the best of ``draws`` fresh random draws (restart indices ``first``, ...)
+        and, with ``keep_current``, their current values: the furthest first unsafe op, then the
+        smallest loss. Forward passes without gradients are cheap and spare gradient steps.
+        Returns how many draws were made."""
+        import torch
+
+        def key(ev):
+            return (ev.first_bad, -float(ev.loss) if ev.loss is not None else 0.0)
+
+        made, best, best_vals = 0, None, None
+        with torch.no_grad():
+            if keep_current:
+                ev = self.evaluate(leaves, proxy)
+                if ev.safe:
+                    return 0
+                best, best_vals = key(ev), [lf.master.detach().clone() for lf in leaves]
+            for k in range(first, first + draws):
+                if made and time.perf_counter() >= deadline:
+                    break
+                for lf in leaves:
+                    lf.set(_fresh(lf, rng, k))
+                made += 1
+                ev = self.evaluate(leaves, proxy)
+                if ev.safe:
+                    return made
+                if best is None or key(ev) > best:
+                    best, best_vals = key(ev), [lf.master.detach().clone() for lf in leaves]
+            for lf, v in zip(leaves, best_vals):
+                lf.master.copy_(v)
+        return made
+
     def run(self, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray], seed: int,
             proxy: Optional[bool] = None, gradient: bool = True) -> SearchResult:
         """Search from the given values. ``gradient=False`` only re-draws values (plain sampling)."""
@@ -225,6 +260,9 @@ class ValueSearch:
         steps = restarts = since = 0
         best = (-1, float("inf"))
         furthest = (-1, None)
+        draws = 0
+        if params and cfg.starts > 1:
+            draws = self._best_of(leaves, proxy, rng, 1, cfg.starts - 1, deadline, keep_current=True)
         opt = _optimizer(params, cfg.lr) if params else None
         ev = undo = None
         last_bad = -1
@@ -282,8 +320,12 @@ class ValueSearch:
                 best, since = key, 0
             elif not stepped or since >= cfg.patience:
                 restarts += 1
-                for lf in leaves:
-                    lf.set(_fresh(lf, rng, restarts))
+                if params:
+                    draws += self._best_of(leaves, proxy, rng, draws + 1, cfg.starts, deadline, keep_current=False)
+                else:  # plain sampling: one draw per round
+                    draws += 1
+                    for lf in leaves:
+                        lf.set(_fresh(lf, rng, draws))
                 best, since = (-1, float("inf")), 0
                 undo = None
                 if opt is not None:
@@ -291,7 +333,7 @@ class ValueSearch:
         out = {lf.name: lf.numpy() for lf in leaves}
         return SearchResult(
             ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
-            inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts,
+            inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts, draws=draws,
             time_ms=(time.perf_counter() - t0) * 1000.0,
             blocker=None if ev.safe else furthest[1] or ev.blocker)
 
