@@ -186,7 +186,14 @@ class ValueSearch:
         for k, (fn, inst) in enumerate(zip(self.fns, gir.insts)):
             args = [env[v] for v in inst.inputs]
             softs = [sur.get(v) for v in inst.inputs]
-            outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
+            try:
+                outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
+            except Exception as e:  # the same lowering runs again for the reference: a bug in the op
+                from nnfuzz.errors import OpDefinitionError
+
+                ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
+                raise OpDefinitionError(f"torch lowering of {inst.op!r} raised {type(e).__name__}: {e} on inputs "
+                                        f"[{ins}] during the value search") from e
             xs = [soft(a, s) for a, s in zip(args, softs)]
             dts = [gir.vars[v].dtype for v in inst.inputs]
             lf = loss_for(type(inst.op))
@@ -287,22 +294,13 @@ class ValueSearch:
             loss = ev.loss
             stepped = False
             if opt is not None and loss is not None and loss.requires_grad and torch.isfinite(loss):
-                opt.zero_grad(set_to_none=True)
-                try:
-                    loss.backward()
-                except RuntimeError:  # a kernel without a backward for this dtype: sample instead
-                    pass
-                else:
-                    for p in params:
-                        if p.grad is not None:
-                            torch.nan_to_num_(p.grad, 0.0, 0.0, 0.0)
-                    if any(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in params):
-                        undo = (ev.first_bad, [p.detach().clone() for p in params])
-                        opt.step()
-                        stepped = True
-                        steps += 1
-                        for lf in leaves:
-                            lf.redraw_nonfinite(rng)
+                before = [p.detach().clone() for p in params]
+                stepped = _gradient_step(loss, params, opt)
+                if stepped:
+                    undo = (ev.first_bad, before)
+                    steps += 1
+                    for lf in leaves:
+                        lf.redraw_nonfinite(rng)
             key = (ev.first_bad, float(loss.detach()) if loss is not None else float("inf"))
             if ev.first_bad > furthest[0]:
                 furthest = (ev.first_bad, ev.blocker)
@@ -340,6 +338,29 @@ class ValueSearch:
 
 def search_values(gir: GraphIR, weights, inputs, cfg: SearchConfig, seed: int, **kw) -> SearchResult:
     return ValueSearch(gir, cfg).run(weights, inputs, seed, **kw)
+
+
+def _gradient_step(loss, params, opt) -> bool:
+    """One Adam step on ``loss``; False when there is no gradient to follow (none reaches a leaf, or
+    a kernel has no backward for this dtype: the caller then re-draws values instead)."""
+    import torch
+
+    opt.zero_grad(set_to_none=True)
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        if "not implemented" not in str(e):
+            from nnfuzz.errors import InternalError
+
+            raise InternalError(f"value search: the backward pass failed: {type(e).__name__}: {e}") from e
+        return False
+    for p in params:
+        if p.grad is not None:
+            torch.nan_to_num_(p.grad, 0.0, 0.0, 0.0)
+    if not any(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in params):
+        return False
+    opt.step()
+    return True
 
 
 def _optimizer(params, lr):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from nnfuzz.abstract import AbsOpBase, AbsTensor, DType
+from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
 from nnfuzz.abstract.op import ranks
 from nnfuzz.abstract.ops import binary as B
 from nnfuzz.abstract.ops import elementwise as E
@@ -34,6 +34,9 @@ class Shift(AbsOpBase):
 @lowers(Shift)
 def _shift(op, x):
     return x - op.by
+
+
+OP_REGISTRY.pop("Shift")  # built into graphs by hand here; never offered to other tests' generators
 
 
 def graph(insts, inputs, shapes, weights=()):
@@ -162,3 +165,31 @@ def test_search_config_rejects_bad_values():
         SearchConfig.from_dict({"time": 5})
     with pytest.raises(ConfigError, match="search.proxy"):
         SearchConfig.from_dict({"proxy": "yes"})
+
+
+class Broken(AbsOpBase):
+    """A user op whose lowering raises: the search names the op instead of a raw torch error."""
+
+    in_dtypes = [(DType.float32,)]
+    out_dtypes = [(DType.float32,)]
+    inp_ranks = [ranks(0)]
+    out_ranks = [ranks(0)]
+
+    def type_transfer(self, inputs):
+        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
+
+
+@lowers(Broken)
+def _broken(op, x):
+    raise ValueError("this lowering always fails")
+
+
+OP_REGISTRY.pop("Broken")
+
+
+def test_a_lowering_that_raises_during_the_search_is_named():
+    from nnfuzz.errors import OpDefinitionError
+
+    gir = graph([(Broken(), ["x"], "y")], ["x"], {"x": [3]})
+    with pytest.raises(OpDefinitionError, match=r"Broken.*ValueError: this lowering always fails.*value search"):
+        build_model(gir, 0, export=False, search=SearchConfig())
