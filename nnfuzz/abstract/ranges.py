@@ -31,12 +31,17 @@ class VRange:
     zero: bool = False      # some element is exactly 0
 
     @property
+    def has_zero(self) -> bool:
+        """Some element is exactly 0: said so, or the bound that some element reaches is 0."""
+        return self.zero or (self.min_ub <= self.lo == 0) or (self.max_lb >= self.hi == 0)
+
+    @property
     def some_le(self) -> float:
-        return min(self.min_ub, 0.0) if self.zero else self.min_ub
+        return min(self.min_ub, 0.0) if self.has_zero else self.min_ub
 
     @property
     def some_ge(self) -> float:
-        return max(self.max_lb, 0.0) if self.zero else self.max_lb
+        return max(self.max_lb, 0.0) if self.has_zero else self.max_lb
 
     def hull(self, *values: float) -> "VRange":
         """Every element stays, and some elements equal each of ``values``."""
@@ -75,7 +80,7 @@ class Domain:
             return f"every element is outside {self}"
         if below(r.some_le) or above(r.some_ge):
             return f"some element is always outside {self}"
-        if self.nonzero and (r.zero or r.lo == r.hi == 0):
+        if self.nonzero and (r.has_zero or r.lo == r.hi == 0):
             return "some element is always 0"
         return None
 

@@ -9,7 +9,7 @@ of the ops up to the first one whose outputs are not finite (that op's loss bein
 fallback if it has no violation of its own) and takes an Adam step on the leaves; leaves that became
 NaN are re-drawn. After a stall (no progress for ``patience`` steps) it takes ten times smaller
 steps, twice, and then restarts from fresh random values, alternating value scales and signs (every
-other restart is all positive) and, for integers, ranges that avoid zero. It stops when the
+other draw is one-signed, mostly positive) and, for integers, ranges that avoid zero. It stops when the
 graph is safe or after ``time_ms``.
 """
 from __future__ import annotations
@@ -133,10 +133,13 @@ def _fresh(leaf: _Leaf, rng: np.random.Generator, restart: int) -> np.ndarray:
     """Values for a restart: float scales alternate; integers shrink towards small non-zero values."""
     shape = tuple(leaf.master.shape)
     if leaf.dtype.is_float:
-        v = rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25)[restart % 4]
-        # every other restart all positive: most domains (log, sqrt, pow's base) lie on that side,
-        # and a reciprocal's sign cannot be changed by small steps
-        return np.abs(v) + 0.05 if restart % 2 else v
+        v = rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25, 1.0, 0.5)[restart % 6]
+        # every other draw one-signed, mostly positive: most domains (log, sqrt, pow's base) lie on
+        # that side, a reciprocal's sign cannot be changed by small steps, and a zero pushed away from
+        # 0 through a floor or a min may only be able to go negative
+        if restart % 2:
+            return (np.abs(v) + 0.05) * (-1.0 if restart % 6 == 5 else 1.0)
+        return v
     if leaf.dtype is DType.bool:
         return rng.random(shape) < 0.5
     mag = max(1, 8 >> (restart // 2))

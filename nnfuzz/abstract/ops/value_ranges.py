@@ -48,7 +48,7 @@ def monotone(fn, lo: float = -INF, hi: float = INF, decreasing: bool = False):
             a, b = clip(f(r.hi), lo), clip(f(r.lo), hi)
             m, M = f(r.max_lb), f(r.min_ub)
         out = VRange(a, b, INF if math.isnan(m) else m, -INF if math.isnan(M) else M)
-        if r.zero:
+        if r.has_zero:
             z = f(0.0)
             out = out if math.isnan(z) else out.hull(z)
         return out
@@ -111,7 +111,7 @@ _DIPS = {E.Mish: (-1.1924, -0.30885), E.Silu: (-1.2785, -0.27847), E.Gelu: (-0.7
 def _dip(op, rs, ts):
     r = rs[0]
     lo = 0.0 if r.lo >= 0 else _DIPS[type(op)][1]
-    return VRange(lo, max(r.hi, 0.0), zero=r.zero)  # f(x) <= x for x >= 0 and f(x) <= 0 below
+    return VRange(lo, max(r.hi, 0.0), zero=r.has_zero)  # f(x) <= x for x >= 0 and f(x) <= 0 below
 
 
 @value_range(E.Abs, E.Square)
@@ -121,7 +121,7 @@ def _even(op, rs, ts):
     g = (lambda v: v * v) if sq else abs
     lo = 0.0 if r.lo <= 0 <= r.hi else min(g(r.lo), g(r.hi))
     big = max(r.max_lb if r.max_lb > 0 else 0.0, -r.min_ub if r.min_ub < 0 else 0.0)
-    return VRange(lo, max(g(r.lo), g(r.hi)), max_lb=g(big), zero=r.zero)
+    return VRange(lo, max(g(r.lo), g(r.hi)), max_lb=g(big), zero=r.has_zero)
 
 
 @value_range(E.Reciprocal)
@@ -165,12 +165,16 @@ def _binary(op, rs, ts):
         return VRange(a.lo + b.lo, a.hi + b.hi) if math.isfinite(a.lo + b.lo) or math.isfinite(a.hi + b.hi) else UNKNOWN
     if isinstance(op, B.Sub):
         return VRange(a.lo - b.hi, a.hi - b.lo)
+    # (a zero element of x stays zero in x * y and x / y: broadcasting only repeats it, and y is
+    # finite, and non-zero for a division, wherever the result is defined)
     if isinstance(op, B.Mul):
-        return _products(a, b)
+        out = _products(a, b)
+        return out.hull(0.0) if a.has_zero or b.has_zero else out
     if isinstance(op, B.Div):
+        out = UNKNOWN
         if b.lo > 0 or b.hi < 0:
-            return _products(a, VRange(min(1 / b.lo, 1 / b.hi), max(1 / b.lo, 1 / b.hi)))
-        return UNKNOWN
+            out = _products(a, VRange(min(1 / b.lo, 1 / b.hi), max(1 / b.lo, 1 / b.hi)))
+        return out.hull(0.0) if a.has_zero else out
     if isinstance(op, B.Max):
         return VRange(max(a.lo, b.lo), max(a.hi, b.hi), max_lb=max(a.max_lb, b.max_lb))
     if isinstance(op, B.Min):
@@ -220,8 +224,9 @@ def _reduce(op, rs, ts):
         return r.interval()
     if isinstance(op, (R.ReduceSum, R.CumSum)):
         return VRange(min(r.lo, n * r.lo), max(r.hi, n * r.hi))
-    if isinstance(op, R.ReduceProd):
-        return (UNIT if r.hi <= 1 else VRange(0.0, INF)) if r.lo >= 0 else UNKNOWN
+    if isinstance(op, R.ReduceProd):  # a product over a slice holding a zero is zero
+        out = (UNIT if r.hi <= 1 else VRange(0.0, INF)) if r.lo >= 0 else UNKNOWN
+        return out.hull(0.0) if r.has_zero else out
     if isinstance(op, R.ReduceL1):
         return VRange(0.0, n * big)
     if isinstance(op, R.ReduceL2):
@@ -257,7 +262,7 @@ def _avg_pool(op, rs, ts):
 @value_range(C.Concat)
 def _concat(op, rs, ts):
     return VRange(min(r.lo for r in rs), max(r.hi for r in rs), min(r.min_ub for r in rs),
-                  max(r.max_lb for r in rs), any(r.zero for r in rs))
+                  max(r.max_lb for r in rs), any(r.has_zero for r in rs))
 
 
 @value_range(L.Tril, L.Triu)

@@ -3,7 +3,8 @@ so the value search can move inputs through them. The forward values never chang
 
 Two mechanisms:
 - float ops with flat or stepped graphs (floor, round, sign, relu's flat side, clip outside its
-  bounds, ...) add ``slope * (x - x.detach())``, which is exactly zero forward and ``slope`` backward;
+  bounds, ...) get ``slope * (x - x.detach())`` added, exactly zero forward and ``slope`` backward
+  (``plus_leak``), either on top of their own gradient or instead of it;
 - integer and bool tensors cannot carry gradients in torch, so each one gets a float64 *surrogate*
   that equals its value and carries the gradient of what it was computed from: a comparison's
   surrogate is a sigmoid of the difference, a cast's is its input, an integer op's is the op applied
@@ -55,11 +56,6 @@ def with_proxy(out: torch.Tensor, x: torch.Tensor, proxy: tuple) -> torch.Tensor
     if replace:
         out = out.detach()
     return plus_leak(out, x, slope)
-
-
-def leak(x: torch.Tensor, slope: float) -> torch.Tensor:
-    """Zero forward, ``slope`` backward. Add it with ``plus_leak``, which keeps -0.0."""
-    return slope * (x - x.detach())
 
 
 def plus_leak(out: torch.Tensor, x: torch.Tensor, slope: float) -> torch.Tensor:
