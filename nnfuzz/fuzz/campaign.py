@@ -179,6 +179,28 @@ class Campaign:
             verdict = verdict_now()
         return verdict, res
 
+    def _localize(self, sandbox, p: "Produced") -> dict:
+        """meta.json's first_divergent_node and blame for an inconsistency (triage/localize.py)."""
+        from nnfuzz.errors import NNFuzzError
+        from nnfuzz.gir import GraphIR
+        from nnfuzz.triage.localize import localize
+
+        def run(model_bytes, inputs):
+            if self.left() <= 0:
+                return None
+            r = sandbox.run(model_bytes, inputs, timeout=max(0.05, min(self.cfg.test_timeout, self.left())))
+            return r.outputs if r.status == "ok" else None
+
+        tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
+        t0 = time.perf_counter()
+        try:
+            loc = localize(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, tol, self.cfg.opset).to_meta()
+        except NNFuzzError as e:  # e.g. the exposed graph does not export: recorded, not fatal
+            loc = {"first_divergent_node": None, "blame": "undecided",
+                   "localization_note": f"localization failed: {type(e).__name__}: {e}"}
+        self.counters.seconds["triage"] += time.perf_counter() - t0
+        return loc
+
     def _confirm_and_save(self, sandbox, p: "Produced", verdict: Verdict, res, rec) -> str:
         c = self.counters
         flaky = False
@@ -193,6 +215,7 @@ class Campaign:
             "backend_options": self.cfg.backend_options, "policy": dataclasses.asdict(self.cfg.policy),
             "opset": self.cfg.opset, "timings": rec.get("seconds", {}), "signal": res.signal,
             "search": p.search,
+            **(self._localize(sandbox, p) if verdict.symptom is Symptom.inconsistency else {}),
         }
         path = self.store.save(model_bytes=p.model_bytes, gir_text=p.gir_text, oracle=p.oracle.to_dict(),
                                meta=meta, err_log=f"{verdict.summary}\n\n{verdict.detail}\n")

@@ -98,6 +98,9 @@ def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     meta = load_bug(sorted(p for p in cc.out.iterdir() if p.name.isdigit())[0]).meta
     assert meta["search"]["ok"] is True and meta["search"]["blocker"] is None
     assert counters.seconds["search"] > 0
+    # every value the "wrong" backend returns is off by one: the first node diverges, and the numpy
+    # reference sides with torch
+    assert meta["first_divergent_node"]["index"] == 0 and meta["blame"] == "system-under-test", meta
 
     counters, cc = _fault_campaign(tmp_path / "off", "wrong", time_s=60.0, max_tests=1, producers=producers,
                                    search=None)

@@ -1,0 +1,97 @@
+"""Localization and blame for an inconsistency.
+
+The graph is rebuilt with every intermediate value as an output and run on the system under test;
+torch gives the reference framework's intermediates and the numpy reference (nnfuzz/reference) a
+third opinion. The first node whose output differs between the system and torch is the
+*first divergent node*. At that node the numpy reference decides who is wrong:
+
+- it agrees with torch and not with the system -> ``system-under-test``;
+- it agrees with the system and not with torch  -> ``reference-framework``;
+- anything else (both, neither, no numpy eval)  -> ``undecided``.
+
+Exposing every intermediate can change what a compiler does (fusion across the cut is no longer
+possible); when the exposed model shows no divergence, the node is unknown and blame ``undecided``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, Mapping, Optional
+
+import numpy as np
+
+from nnfuzz.gir import GraphIR
+
+BLAMES = ("system-under-test", "reference-framework", "undecided")
+
+
+@dataclasses.dataclass
+class Localization:
+    first_divergent_node: Optional[dict]   # {"index", "op", "var", "dtype"} or None
+    blame: str
+    note: str = ""
+
+    def to_meta(self) -> dict:
+        return {"first_divergent_node": self.first_divergent_node, "blame": self.blame,
+                "localization_note": self.note}
+
+
+def expose_all(gir: GraphIR) -> GraphIR:
+    """The same graph with every instruction's outputs as graph outputs (in program order)."""
+    outs = [v for inst in gir.insts for v in inst.outputs]
+    return dataclasses.replace(gir, outputs=outs)
+
+
+def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+             run: Callable[[bytes, Dict[str, np.ndarray]], Optional[Dict[str, np.ndarray]]],
+             tolerances: Optional[Mapping[str, tuple]] = None, opset: int = 17) -> Localization:
+    """``run(model_bytes, inputs)`` runs an ONNX model on the system under test and returns its
+    outputs by name (None if it failed)."""
+    from nnfuzz.materialize.model import add_twins, build_model
+    from nnfuzz.oracle import DEFAULT_TOLERANCES, compare
+    from nnfuzz.reference import evaluate
+
+    tol = dict(tolerances or DEFAULT_TOLERANCES)
+    full = expose_all(gir)
+    model = build_model(full, 0, opset=opset, values=(dict(weights), dict(inputs)))
+    ref = model.oracle.output
+    if ref is None:
+        return Localization(None, "undecided", "the reference is undefined (NaN/Inf)")
+    got = run(model.onnx.SerializeToString(), dict(inputs))
+    if got is None:
+        return Localization(None, "undecided", "the system could not run the model with every value exposed")
+    add_twins(model)
+    o = model.oracle
+    try:
+        numpy_vals = evaluate(gir, weights, inputs)
+    except Exception as e:  # noqa: BLE001 - a missing or failing eval only leaves blame undecided
+        numpy_vals, why = None, f"numpy reference failed: {type(e).__name__}: {e}"
+    for k, inst in enumerate(gir.insts):
+        for v in inst.outputs:
+            if v not in got:
+                continue
+            verdict = compare({v: ref[v]}, {v: got[v]}, tol, _one(o.output_f64, v), _one(o.output_f64_jitter, v))
+            if not verdict.is_bug:
+                continue
+            node = {"index": k, "op": repr(inst.op), "var": v, "dtype": gir.vars[v].dtype.value}
+            if numpy_vals is None:
+                return Localization(node, "undecided", why)
+            return Localization(node, *_blame(numpy_vals[v], ref[v], got[v], tol))
+    return Localization(None, "undecided", "no intermediate value differs once every value is exposed")
+
+
+def _one(arrays, name):
+    return None if arrays is None or name not in arrays else {name: arrays[name]}
+
+
+def _blame(numpy_val, torch_val, system_val, tol) -> tuple:
+    from nnfuzz.oracle import compare
+
+    torch_ok = not compare({"x": numpy_val}, {"x": torch_val}, tol).is_bug
+    system_ok = not compare({"x": numpy_val}, {"x": np.asarray(system_val)}, tol).is_bug
+    if torch_ok and not system_ok:
+        return "system-under-test", "the numpy reference agrees with torch"
+    if system_ok and not torch_ok:
+        return "reference-framework", "the numpy reference agrees with the system under test"
+    if torch_ok:
+        return "undecided", "the numpy reference is within tolerance of both"
+    return "undecided", "the numpy reference agrees with neither"

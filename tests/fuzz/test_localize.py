@@ -1,0 +1,91 @@
+"""Localization and blame on a real ONNX Runtime disagreement, and on the two other outcomes."""
+import numpy as np
+import pytest
+
+from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
+from nnfuzz.abstract.op import ranks
+from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.reference.registry import evaluates
+from nnfuzz.triage.localize import expose_all, localize
+
+ort = pytest.importorskip("onnxruntime")
+
+
+def chain(*ops, shape=(6,)):
+    g = GraphIR()
+    g.vars["x"] = AbsTensor(list(shape), DType.float32)
+    g.inputs = ["x"]
+    prev = "x"
+    for k, op in enumerate(ops):
+        out = f"v{k}"
+        g.vars[out] = op.checked_type_transfer([g.vars[prev]])[0]
+        g.insts.append(Inst(op, [prev], [out]))
+        prev = out
+    g.outputs = [prev]
+    return g.check()
+
+
+def run_ort(model_bytes, inputs):
+    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(names, inputs)))
+
+
+def test_ort_logsigmoid_underflow_is_localized_and_blamed_on_ort():
+    """The exporter writes logsigmoid as Log(Sigmoid(x)); in float32 sigmoid(-150) underflows to 0
+    and ORT returns -inf where torch (and the numpy reference) give -150."""
+    gir = chain(E.Relu(), E.Neg(), E.LogSigmoid(), E.Abs())
+    x = np.array([1, 50, 100, 120, 150, 200], np.float32)
+    loc = localize(gir, {}, {"x": x}, run_ort)
+    assert loc.first_divergent_node == {"index": 2, "op": "LogSigmoid()", "var": "v2", "dtype": "float32"}
+    assert loc.blame == "system-under-test", loc.note
+
+
+def test_agreeing_system_gives_no_node():
+    gir = chain(E.Relu(), E.Tanh())
+    loc = localize(gir, {}, {"x": np.linspace(-2, 2, 6, dtype=np.float32)}, run_ort)
+    assert loc.first_divergent_node is None and loc.blame == "undecided"
+
+
+class WrongInTorch(AbsOpBase):
+    """Specified as the identity; its torch lowering adds 1 (the reference framework is wrong)."""
+
+    in_dtypes = [(DType.float32,)]
+    out_dtypes = [(DType.float32,)]
+    inp_ranks = [ranks(0)]
+    out_ranks = [ranks(0)]
+
+    def type_transfer(self, inputs):
+        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
+
+
+@lowers(WrongInTorch)
+def _wrong(op, x):
+    return x + 1
+
+
+@evaluates(WrongInTorch)
+def _identity(op, x):
+    return x
+
+
+OP_REGISTRY.pop("WrongInTorch")
+
+
+def test_blame_on_the_reference_framework_when_numpy_sides_with_the_system():
+    """No real system is right where torch is wrong on demand: the system here is the numpy
+    reference itself, run on the exposed graph."""
+    from nnfuzz.reference import evaluate
+
+    gir = chain(E.Relu(), WrongInTorch(), E.Sigmoid())
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+
+    def numpy_system(model_bytes, inputs):
+        vals = evaluate(gir, {}, inputs)
+        return {v: vals[v] for v in expose_all(gir).outputs}
+
+    loc = localize(gir, {}, {"x": x}, numpy_system)
+    assert loc.first_divergent_node["index"] == 1 and loc.first_divergent_node["var"] == "v1"
+    assert loc.blame == "reference-framework", loc.note
