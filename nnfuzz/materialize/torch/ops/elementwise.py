@@ -19,7 +19,6 @@ lower_each({cls: f64_scalar_safe(fn) for cls, fn in {
     E.Mish: F.mish,
     E.Silu: F.silu,
     E.Softsign: F.softsign,
-    E.LogSigmoid: F.logsigmoid,
     E.Tanhshrink: F.tanhshrink,
     E.Exp: torch.exp,
     E.Log: torch.log,
@@ -75,3 +74,14 @@ def _hardshrink(op, x):
 @lowers(E.Softshrink)
 def _softshrink(op, x):
     return f64_scalar_safe(lambda v: F.softshrink(v, op.lambd))(x)
+
+
+def _log_sigmoid(x):
+    # min(x, 0) - log(1 + e^-|x|): the exporter writes F.logsigmoid as Log(Sigmoid(x)), which
+    # underflows to -inf in float32 below x = -88 and loses precision well before; this form exports
+    # as Relu/Abs/Exp/Log ops that every runtime has and stays accurate everywhere
+    # (x - relu(x) is min(x, 0) exactly, without a zeros constant, which bfloat16 cannot export)
+    return (x - torch.relu(x)) - torch.log1p(torch.exp(-torch.abs(x)))
+
+
+lower_each({E.LogSigmoid: f64_scalar_safe(_log_sigmoid)})
