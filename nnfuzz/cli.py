@@ -9,11 +9,12 @@ from nnfuzz.errors import ConfigError, NNFuzzError
 COMMANDS = {
     "fuzz": "run a campaign: nnfuzz fuzz backend=ort-cpu time=10m (bugs go to fuzz.out=bugs/)",
     "repro": "replay a bug: nnfuzz repro bugs/0042/ [backend=...] [--script]",
+    "dedup": "group bugs by root cause, write bugs/index.json and bugs/README.md: nnfuzz dedup bugs/",
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
 }
 
-TAKES_POSITIONAL = {"repro"}
+TAKES_POSITIONAL = {"repro", "dedup"}
 
 USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(
     f"  {name:10s} {doc}" for name, doc in COMMANDS.items()

@@ -50,7 +50,8 @@ def run(cfg) -> int:
     counters = run_campaign(cc)
     print(json.dumps({
         "backend": cc.backend, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
-        "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved, "flaky": counters.flaky,
+        "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
+        "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))
     return 0

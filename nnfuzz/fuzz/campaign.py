@@ -13,6 +13,7 @@ from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.oracle import Symptom, Verdict, judge
 from nnfuzz.triage.bugstore import BugStore
+from nnfuzz.triage.dedup import Deduper
 
 
 def _default_search():
@@ -51,6 +52,8 @@ class Campaign:
         self.deadline = time.monotonic() + cfg.time_s
         self.counters = Counters()
         self.store = BugStore(cfg.out)
+        self.dedup = Deduper(cfg.out)
+        self.counters.unique_bugs = self.dedup.unique
         self.log = JsonLog(cfg.out / cfg.log if cfg.log else None)
         self.info: Dict = {}
         self.rows: Dict[str, set] = {}   # op name -> supported dtype rows (from probing)
@@ -217,13 +220,19 @@ class Campaign:
             "search": p.search,
             **(self._localize(sandbox, p) if verdict.symptom is Symptom.inconsistency else {}),
         }
+        err_log = f"{verdict.summary}\n\n{verdict.detail}\n"
+        meta["signature"], meta["duplicate_of"] = self.dedup.check(meta, err_log)
         path = self.store.save(model_bytes=p.model_bytes, gir_text=p.gir_text, oracle=p.oracle.to_dict(),
-                               meta=meta, err_log=f"{verdict.summary}\n\n{verdict.detail}\n")
+                               meta=meta, err_log=err_log)
+        self.dedup.saved(meta["signature"], path.name)
         c.bugs_saved += 1
+        c.new_unique += meta["duplicate_of"] is None
+        c.unique_bugs = self.dedup.unique
         c.flaky += flaky
         c.last_bug = f"{path.name}: {verdict.label} at {verdict.stage.value}: {verdict.summary[:100]}"
-        self.status.note(f"bug saved: {path}  {verdict.label}@{verdict.stage.value}{' (flaky)' if flaky else ''}: "
-                         f"{verdict.summary[:160]}")
+        dup = f" (duplicate of {meta['duplicate_of']})" if meta["duplicate_of"] else ""
+        flag = " (flaky)" if flaky else ""
+        self.status.note(f"bug saved: {path}{dup}  {verdict.label}@{verdict.stage.value}{flag}: {verdict.summary[:160]}")
         return str(path)
 
 

@@ -21,6 +21,8 @@ class Counters:
     tests: int = 0
     verdicts: collections.Counter = field(default_factory=collections.Counter)
     bugs_saved: int = 0
+    unique_bugs: int = 0       # distinct signatures in the bug store (triage/dedup.py), earlier campaigns included
+    new_unique: int = 0        # bugs of this campaign whose signature was new
     flaky: int = 0
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     nnfuzz_errors: int = 0     # export/materialization errors: bugs in nnfuzz or torch, shown
@@ -76,7 +78,7 @@ class Status:
         c = self.c
         v = " ".join(f"{k}={c.verdicts.get(k, 0)}" for k in VERDICTS)
         return (f"[{self.title}] {c.elapsed:6.0f}s elapsed, {max(0, self.deadline - time.monotonic()):6.0f}s left | "
-                f"tests {c.tests} ({c.rate():.1f}/s) | {v} | bugs saved {c.bugs_saved}"
+                f"tests {c.tests} ({c.rate():.1f}/s) | {v} | bugs saved {c.bugs_saved} ({c.new_unique} new unique)"
                 + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else ""))
 
     def _plain(self, force: bool = False) -> None:
@@ -96,7 +98,8 @@ class Status:
         t.add_row("time", f"{_hms(c.elapsed)} elapsed, {_hms(left)} left")
         t.add_row("tests", f"{c.tests}  ({c.rate():.2f}/s)")
         t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
-        t.add_row("bugs saved", f"{c.bugs_saved}" + (f" ({c.flaky} flaky)" if c.flaky else ""))
+        t.add_row("bugs saved", f"{c.bugs_saved}, {c.new_unique} with a new signature"
+                  + (f" ({c.flaky} flaky)" if c.flaky else "") + f"; {c.unique_bugs} distinct in the store")
         if c.gen_failed or c.nnfuzz_errors:
             t.add_row("skipped", f"no graph {c.gen_failed}, nnfuzz errors {c.nnfuzz_errors}")
         total = sum(c.seconds.values()) or 1.0

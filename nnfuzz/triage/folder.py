@@ -92,3 +92,16 @@ def write_json(obj) -> Callable[[Path], None]:
 
 def write_bytes(data: bytes) -> Callable[[Path], None]:
     return lambda p: p.write_bytes(data)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``path`` through a temporary file and a rename: readers see the old or the new file."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

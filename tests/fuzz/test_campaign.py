@@ -108,6 +108,17 @@ def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     assert meta["search"] is None
 
 
+def test_campaign_marks_duplicates_across_campaigns(tmp_path):
+    counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=3, rerun=False)
+    metas = [load_bug(b).meta for b in sorted(p for p in cc.out.iterdir() if p.name.isdigit())]
+    assert [m["duplicate_of"] for m in metas] == [None, "0000", "0000"]
+    assert len({m["signature"] for m in metas}) == 1 and "crash" in metas[0]["signature"]
+    assert counters.new_unique == 1 and counters.unique_bugs == 1
+    counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=1, rerun=False)  # same store
+    assert counters.new_unique == 0 and counters.unique_bugs == 1
+    assert load_bug(cc.out / "0003").meta["duplicate_of"] == "0000"
+
+
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
     assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0

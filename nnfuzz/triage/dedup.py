@@ -1,0 +1,149 @@
+"""One report per root cause: a frozen signature per bug, and the index of a bug store.
+
+Signatures:
+- crash / timeout: system | symptom | stage | exception type | the message with numbers, hex
+  addresses, paths, quoted names and graph names stripped | the function names of the top three
+  frames of a native backtrace;
+- inconsistency: system | inconsistency | the op and dtype at the first divergent node
+  (``unlocalized`` with the normalized summary when localization found none).
+
+``nnfuzz dedup bugs/`` groups every folder by signature and writes ``bugs/index.json`` and a
+readable ``bugs/README.md`` table; campaigns put ``signature`` and ``duplicate_of`` in each new
+bug's meta.json as they save it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Dict, List
+
+SIGNATURE_VERSION = 1
+
+_NORMALIZE = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
+    (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
+    (re.compile(r"\b[viwp]\d+\b"), "<var>"),                             # GraphIR / generator vars
+    (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
+    (re.compile(r"\s+"), " "),
+]
+_FRAME = re.compile(r"^\s*\d+:\s+(\S.*?)\s*$", re.M)      # "  3: tvm::relax::Foo(...)" backtraces
+_TYPE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Fail|Failure|Abort)?)\s*:")
+
+
+def normalize(text: str) -> str:
+    out = text.strip()
+    for pattern, repl in _NORMALIZE:
+        out = pattern.sub(repl, out)
+    return out.strip()
+
+
+def signature(meta: dict, err_log: str = "") -> str:
+    """The frozen signature of a bug from its meta.json (and err.log for native backtraces)."""
+    system, symptom = str(meta.get("system")), str(meta.get("symptom"))
+    if symptom == "inconsistency":
+        node = meta.get("first_divergent_node")
+        if node:
+            op = str(node.get("op", "?")).split("(")[0]
+            return f"{system} | inconsistency | {op} | {node.get('dtype')}"
+        return f"{system} | inconsistency | unlocalized | {normalize(str(meta.get('summary', '')))[:120]}"
+    summary = str(meta.get("summary", ""))
+    m = _TYPE.match(summary)
+    etype = m.group(1) if m else "?"
+    message = normalize(summary[m.end():] if m else summary)[:160]
+    frames = [normalize(f.split("(")[0])[:80] for f in _FRAME.findall(err_log)[:3]]  # names, not arguments
+    parts = [system, symptom, str(meta.get("stage")), etype, message]
+    if meta.get("signal"):
+        parts.append(f"signal {meta['signal']}")
+    return " | ".join(parts + frames)
+
+
+def representative_op(meta: dict) -> str:
+    node = meta.get("first_divergent_node")
+    if node:
+        return str(node.get("op", "?")).split("(")[0]
+    return "-"
+
+
+def index_store(root) -> dict:
+    """Group every bug folder under ``root`` by signature; unreadable folders are listed apart."""
+    from nnfuzz.triage.bugstore import BUG_DIR
+    from nnfuzz.triage.folder import BugFolderError
+
+    root = Path(root)
+    groups: Dict[str, List[str]] = {}
+    rows, broken = [], []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and BUG_DIR.match(p.name)):
+        try:
+            meta = json.loads((folder / "meta.json").read_text())
+            if not isinstance(meta, dict):
+                raise BugFolderError("meta.json is not an object")
+        except (OSError, ValueError, BugFolderError) as e:
+            broken.append({"id": folder.name, "error": f"{type(e).__name__}: {e}"})
+            continue
+        err = (folder / "err.log").read_text(errors="replace") if (folder / "err.log").is_file() else ""
+        sig = signature(meta, err)
+        first = groups.setdefault(sig, [])
+        first.append(folder.name)
+        rows.append({"id": folder.name, "signature": sig, "system": meta.get("system"),
+                     "symptom": meta.get("symptom"), "op": representative_op(meta), "nodes": meta.get("nodes"),
+                     "blame": meta.get("blame"), "flaky": bool(meta.get("flaky")),
+                     "status": "unique" if len(first) == 1 else f"duplicate of {first[0]}"})
+    return {"version": SIGNATURE_VERSION, "bugs": len(rows), "unique": len(groups),
+            "groups": [{"signature": s, "folders": f} for s, f in groups.items()], "rows": rows,
+            "unreadable": broken}
+
+
+def write_index(root) -> dict:
+    """``index.json`` and ``README.md`` in ``root`` (both replaced; bug folders are not touched)."""
+    from nnfuzz.triage.folder import atomic_write_text
+
+    root = Path(root)
+    index = index_store(root)
+    atomic_write_text(root / "index.json", json.dumps(index, indent=1))
+    atomic_write_text(root / "README.md", _readme(index))
+    return index
+
+
+def _readme(index: dict) -> str:
+    lines = [
+        "# Bugs",
+        "",
+        f"{index['bugs']} bug folders, {index['unique']} distinct signatures (written by `nnfuzz dedup`; "
+        "folder format in docs/bug-format.md of nnfuzz; replay one with `nnfuzz repro <folder>`).",
+        "",
+        "| id | status | system | symptom | op | nodes | blame | signature |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in index["rows"]:
+        sig = r["signature"].replace("|", "/")
+        lines.append(f"| {r['id']} | {r['status']}{' (flaky)' if r['flaky'] else ''} | {r['system']} | "
+                     f"{r['symptom']} | {r['op']} | {r['nodes'] if r['nodes'] is not None else '-'} | "
+                     f"{r['blame'] or '-'} | `{sig}` |")
+    for b in index["unreadable"]:
+        lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | |")
+    return "\n".join(lines) + "\n"
+
+
+class Deduper:
+    """The campaign's view: signatures already in the store, and each new bug's status."""
+
+    def __init__(self, root):
+        self.first: Dict[str, str] = {}
+        root = Path(root)
+        if root.is_dir():
+            for g in index_store(root)["groups"]:
+                self.first[g["signature"]] = g["folders"][0]
+
+    def check(self, meta: dict, err_log: str) -> tuple:
+        """(signature, the folder this duplicates or None)."""
+        sig = signature(meta, err_log)
+        return sig, self.first.get(sig)
+
+    def saved(self, sig: str, folder: str) -> None:
+        self.first.setdefault(sig, folder)
+
+    @property
+    def unique(self) -> int:
+        return len(self.first)

@@ -1,0 +1,113 @@
+"""Dedup signatures and `nnfuzz dedup` on bug stores built from meta.json/err.log files."""
+import json
+
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.triage.dedup import Deduper, index_store, normalize, signature
+
+ORT_FUSION = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Exception during initialization: "
+              "/onnxruntime_src/onnxruntime/core/optimizer/relu_clip_fusion.cc:83 virtual "
+              "onnxruntime::common::Status onnxruntime::FuseReluClip::Apply() Clip node '{node}' has "
+              "{k} inputs at 0x{addr}")
+
+
+def crash(summary, system="ort-cpu", stage="compile", **kw):
+    return {"system": system, "version": "1", "version_id": "x", "symptom": "crash", "stage": stage,
+            "summary": summary, **kw}
+
+
+def store(tmp_path, metas, logs=None):
+    for k, meta in enumerate(metas):
+        d = tmp_path / f"{k:04d}"
+        d.mkdir()
+        (d / "meta.json").write_text(json.dumps(meta))
+        if logs and logs[k]:
+            (d / "err.log").write_text(logs[k])
+    return tmp_path
+
+
+def test_messages_that_differ_in_numbers_names_and_paths_share_a_signature():
+    a = crash(ORT_FUSION.format(node="/Clip_3", k=3, addr="7f3a9c"))
+    b = crash(ORT_FUSION.format(node="/layer/Clip_17", k=2, addr="55d0e1").replace(
+        "/onnxruntime_src/", "/home/build/ort/"))
+    assert signature(a) == signature(b)
+    assert "FuseReluClip" in signature(a) and "<path>" in signature(a)
+
+
+def test_genuinely_different_errors_get_different_signatures():
+    base = crash(ORT_FUSION.format(node="c", k=3, addr="1"))
+    other_msg = crash("Fail: [ONNXRuntimeError] : 1 : FAIL : Type Error: Type (tensor(int8)) of output arg is invalid")
+    other_type = crash("RuntimeException: " + ORT_FUSION.split(": ", 1)[1].format(node="c", k=3, addr="1"))
+    other_stage = crash(base["summary"], stage="execute")
+    other_system = crash(base["summary"], system="tvm-cpu")
+    sigs = {signature(m) for m in (base, other_msg, other_type, other_stage, other_system)}
+    assert len(sigs) == 5
+
+
+def test_native_backtrace_frames_split_otherwise_equal_messages():
+    m = crash("TVMError: Check failed: (x) is false")
+    log_a = "TVMError: Check failed\n  0: tvm::relax::FuseOps(int)\n  1: tvm::transform::Pass::operator()\n"
+    log_b = "TVMError: Check failed\n  0: tvm::tir::Simplify(int)\n  1: tvm::transform::Pass::operator()\n"
+    assert signature(m, log_a) != signature(m, log_b)
+    assert signature(m, log_a) == signature(m, log_a.replace("(int)", "(long, 0x7f)"))  # arguments do not count
+
+
+def test_inconsistencies_group_by_op_and_dtype_at_the_first_divergent_node():
+    def inc(op, dtype, summary="v3: 5/140 values off"):
+        return {"system": "ort-cpu", "symptom": "inconsistency", "stage": "verify", "summary": summary,
+                "first_divergent_node": {"index": 2, "op": op, "var": "v2", "dtype": dtype}}
+    assert signature(inc("Softmax(axis=1)", "float32")) == signature(inc("Softmax(axis=0)", "float32", "v9: 1/3 off"))
+    assert signature(inc("Softmax(axis=1)", "float32")) != signature(inc("Softmax(axis=1)", "float16"))
+    assert signature(inc("Softmax(axis=1)", "float32")) != signature(inc("LogSoftmax(axis=1)", "float32"))
+    unlocalized = {"system": "ort-cpu", "symptom": "inconsistency", "summary": "v7: 2/10 values off (max abs 0.3)"}
+    assert "unlocalized" in signature(unlocalized)
+    assert signature(unlocalized) == signature({**unlocalized, "summary": "v2: 9/99 values off (max abs 1.5e-3)"})
+
+
+def test_normalize_keeps_words():
+    assert normalize("Node 'conv_3' at /a/b.cc:12 failed 3 times (0xdeadbeef)") == \
+        "Node <name> at <path> failed <n> times (<addr>)"
+
+
+def test_index_store_groups_and_the_deduper_continues_it(tmp_path):
+    s1 = ORT_FUSION.format(node="a", k=1, addr="1")
+    s2 = ORT_FUSION.format(node="b", k=2, addr="2")
+    root = store(tmp_path, [crash(s1), crash("TypeError: bad"), crash(s2)])
+    (root / "0003").mkdir()
+    (root / "0003" / "meta.json").write_text("{not json")
+    idx = index_store(root)
+    assert idx["bugs"] == 3 and idx["unique"] == 2
+    assert [r["status"] for r in idx["rows"]] == ["unique", "unique", "duplicate of 0000"]
+    assert idx["unreadable"][0]["id"] == "0003"
+    d = Deduper(root)
+    assert d.unique == 2
+    sig, dup = d.check(crash(ORT_FUSION.format(node="zz", k=9, addr="9")), "")
+    assert dup == "0000"
+    sig, dup = d.check(crash("ValueError: new"), "")
+    assert dup is None
+
+
+def test_dedup_command_writes_index_and_readme(tmp_path, capsys):
+    (tmp_path / "bugs").mkdir()
+    root = store(tmp_path / "bugs", [crash("TypeError: x"), crash("TypeError: x")])
+    assert main(["dedup", str(root)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out == {"bugs": 2, "unique": 1, "unreadable": 0, "index": str(root / "index.json"),
+                   "readme": str(root / "README.md")}
+    index = json.loads((root / "index.json").read_text())
+    assert index["groups"][0]["folders"] == ["0000", "0001"]
+    readme = (root / "README.md").read_text()
+    assert "| 0001 | duplicate of 0000 |" in readme and "2 bug folders, 1 distinct signatures" in readme
+
+
+@pytest.mark.parametrize("args", [["dedup"], ["dedup", "/no/such/folder"], ["dedup", "a", "b"]])
+def test_dedup_command_rejects_bad_arguments(args, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "nnfuzz dedup" in err or "usage: nnfuzz dedup" in err
+
+
+def test_dedup_of_a_folder_without_bugs_is_an_error(tmp_path, capsys):
+    assert main(["dedup", str(tmp_path)]) == 2
+    assert "no bug folders" in capsys.readouterr().err
