@@ -21,7 +21,8 @@ def campaign_config(cfg):
     from nnfuzz.fuzz.campaign import CampaignConfig
 
     f = cfg.fuzz
-    for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0)):
+    for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0),
+                    ("reduce_s", 0)):
         v = f[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
             raise ConfigError(f"fuzz.{key}={v!r} must be a number >= {lo}")
@@ -36,7 +37,16 @@ def campaign_config(cfg):
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
         opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
+        reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
     )
+
+
+def _flag(v, name: str) -> bool:
+    from nnfuzz.errors import ConfigError
+
+    if not isinstance(v, bool):
+        raise ConfigError(f"{name}={v!r} must be true or false")
+    return v
 
 
 def run(cfg) -> int:

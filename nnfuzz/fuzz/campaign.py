@@ -43,6 +43,8 @@ class CampaignConfig:
     backend_path: Optional[str] = None   # "module:Class" instead of a registry name (tests)
     producers: int = 0                   # processes generating models in parallel (0: in this process)
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
+    reduce: bool = False                 # shrink each bug with a new signature right after saving it
+    reduce_s: float = 30.0               # time budget per reduction
 
 
 class Campaign:
@@ -204,6 +206,22 @@ class Campaign:
         self.counters.seconds["triage"] += time.perf_counter() - t0
         return loc
 
+    def _reduce(self, sandbox, path) -> None:
+        """Shrink a just-saved bug in place (commands/reduce.py), within the campaign's time bound."""
+        from nnfuzz.commands.reduce import reduce_bug
+        from nnfuzz.triage.bugstore import load_bug
+
+        t0 = time.perf_counter()
+        tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or {}
+        try:
+            out = reduce_bug(load_bug(path), sandbox, tol, self.cfg.opset, min(self.cfg.reduce_s, self.left()))
+        except NNFuzzError as e:
+            out = {"status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
+        self.counters.seconds["triage"] += time.perf_counter() - t0
+        self.status.note(f"reduce {path.name}: {out.get('status')} "
+                         + (f"{out['nodes_before']} -> {out['nodes_after']} nodes" if "nodes_after" in out
+                            else out.get("note", "")))
+
     def _confirm_and_save(self, sandbox, p: "Produced", verdict: Verdict, res, rec) -> str:
         c = self.counters
         flaky = False
@@ -230,6 +248,8 @@ class Campaign:
         c.unique_bugs = self.dedup.unique
         c.flaky += flaky
         c.last_bug = f"{path.name}: {verdict.label} at {verdict.stage.value}: {verdict.summary[:100]}"
+        if self.cfg.reduce and meta["duplicate_of"] is None and self.left() > 0:
+            self._reduce(sandbox, path)
         dup = f" (duplicate of {meta['duplicate_of']})" if meta["duplicate_of"] else ""
         flag = " (flaky)" if flaky else ""
         self.status.note(f"bug saved: {path}{dup}  {verdict.label}@{verdict.stage.value}{flag}: {verdict.summary[:160]}")

@@ -119,6 +119,16 @@ def test_campaign_marks_duplicates_across_campaigns(tmp_path):
     assert load_bug(cc.out / "0003").meta["duplicate_of"] == "0000"
 
 
+def test_campaign_reduces_new_bugs_when_asked(tmp_path):
+    counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=2, rerun=False, reduce=True,
+                                   reduce_s=20.0)
+    bugs = [load_bug(b) for b in sorted(p for p in cc.out.iterdir() if p.name.isdigit())]
+    first = bugs[0]
+    assert first.meta["reduced"]["nodes_after"] < first.meta["reduced"]["nodes_before"]
+    assert (first.path / "original" / "gir.json").is_file()
+    assert all("reduced" not in b.meta for b in bugs if b.meta["duplicate_of"])  # duplicates are left as saved
+
+
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
     assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0

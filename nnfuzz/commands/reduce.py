@@ -1,0 +1,160 @@
+"""`nnfuzz reduce bugs/0042/`: shrink a saved bug while its signature holds (triage/reduce.py).
+
+The original files move to ``bugs/0042/original/``; the reduced model.onnx, gir.json, oracle.pkl and
+meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
+re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
+untouched. Exit codes: 0 reduced (or nothing to remove), 1 the signature could not be checked or was
+lost on re-check (bug untouched), 2 bad arguments or a malformed bug folder.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+FILES = ("model.onnx", "gir.json", "oracle.pkl", "meta.json", "err.log")
+
+
+def run(cfg, positional, overrides) -> int:
+    from omegaconf import OmegaConf
+
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.triage.bugstore import load_bug
+
+    paths = [a for a in positional if not a.startswith("--")]
+    if len(paths) != 1 or len(paths) != len(positional):
+        print(f"usage: nnfuzz reduce <bug folder> [reduce_s=120]; got {positional}", file=sys.stderr)
+        return 2
+    bug = load_bug(Path(paths[0]))
+    if bug.gir_text is None:
+        print(f"nnfuzz reduce: {bug.path} has no gir.json; only nnfuzz's own bug folders can be reduced",
+              file=sys.stderr)
+        return 2
+    if (bug.path / "original").exists():
+        print(f"nnfuzz reduce: {bug.path} is already reduced (its original is in original/)", file=sys.stderr)
+        return 0
+    tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
+    system = str(bug.meta["system"])
+    with Sandbox(system, bug.meta.get("backend_options") or {}, test_timeout=float(cfg.fuzz.test_timeout),
+                 memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
+        sandbox.start()
+        result = reduce_bug(bug, sandbox, tolerances, int(bug.meta.get("opset", 17)), float(cfg.reduce_s))
+    print(json.dumps(result))
+    return 0 if result["status"] in ("reduced", "minimal") else 1
+
+
+def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
+    """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict."""
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.reduce import Candidate, reduce_graph
+
+    t0 = time.monotonic()
+    gir = GraphIR.loads(bug.gir_text)
+    weights = _initializers(bug.model_bytes, gir.weights)
+    if weights is None:
+        return {"bug": str(bug.path), "status": "not-reduced", "note": "model.onnx lacks some weight initializers"}
+    err_log = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
+    want = bug.meta.get("signature") or signature(bug.meta, err_log)
+    start = Candidate(gir, weights, dict(bug.oracle["input"]))
+    check = _Checker(sandbox, str(bug.meta["system"]), dict(bug.meta), tolerances, opset)
+    if check.signature(start) != want:
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"the bug does not show its signature now ({check.last})"}
+    best, trials = reduce_graph(start, lambda c: check.signature(c) == want, budget_s)
+    seconds = round(time.monotonic() - t0, 2)
+    if best.gir.n_nodes == gir.n_nodes:
+        return {"bug": str(bug.path), "status": "minimal", "nodes": gir.n_nodes, "trials": trials, "seconds": seconds}
+    if check.signature(best) != want:  # re-checked the way repro does (and rebuilds check.model)
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"the reduced graph lost the signature on re-check ({check.last})"}
+    _write_reduced(bug, best, check.model, gir.n_nodes, trials, seconds, want)
+    return {"bug": str(bug.path), "status": "reduced", "nodes_before": gir.n_nodes, "nodes_after": best.gir.n_nodes,
+            "trials": trials, "seconds": seconds}
+
+
+class _Checker:
+    """Runs a candidate on the system and gives its signature (None: no bug, or not runnable)."""
+
+    def __init__(self, sandbox, system, meta, tolerances, opset):
+        self.sandbox, self.system, self.meta, self.tol, self.opset = sandbox, system, meta, tolerances, opset
+        self.last = ""
+        self.model = None
+
+    def signature(self, c):
+        from nnfuzz.errors import NNFuzzError
+        from nnfuzz.materialize.model import add_twins, build_model
+        from nnfuzz.oracle import Symptom, judge
+        from nnfuzz.triage.dedup import signature
+        from nnfuzz.triage.localize import localize
+
+        try:
+            model = build_model(c.gir, 0, opset=self.opset, values=(c.weights, c.inputs))
+        except NNFuzzError as e:
+            self.last = f"not buildable: {e}"
+            return None
+        res = self.sandbox.run(model.onnx.SerializeToString(), c.inputs)
+        kind = self.system.split("-")[0]
+        verdict = judge(res, model.oracle.output, kind, self.tol)
+        if verdict.symptom is Symptom.inconsistency:
+            add_twins(model)
+            verdict = judge(res, model.oracle.output, kind, self.tol, model.oracle.output_f64,
+                            model.oracle.output_f64_jitter)
+        self.last, self.model = verdict.label, model
+        if not verdict.is_bug:
+            return None
+        meta = {**self.meta, "symptom": verdict.symptom.value, "stage": verdict.stage.value,
+                "summary": verdict.summary, "signal": res.signal}
+        if verdict.symptom is Symptom.inconsistency:
+            def run(model_bytes, inputs):
+                r = self.sandbox.run(model_bytes, inputs)
+                return r.outputs if r.status == "ok" else None
+            meta.update(localize(c.gir, c.weights, c.inputs, run, self.tol, self.opset).to_meta())
+        return signature(meta, f"{verdict.summary}\n\n{verdict.detail}\n")
+
+
+def _initializers(model_bytes, names):
+    import onnx
+    from onnx import numpy_helper
+
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load_from_string(model_bytes).graph.initializer}
+    if any(n not in inits for n in names):
+        return None
+    return {n: inits[n] for n in names}
+
+
+def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
+    """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
+    it and swapped in, so an interruption leaves either the old or the new folder)."""
+    from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
+
+    meta = {**bug.meta, "nodes": best.gir.n_nodes, "ops": best.gir.op_names(), "signature": want,
+            "reduced": {"nodes_before": before, "nodes_after": best.gir.n_nodes, "trials": trials,
+                        "seconds": seconds}}
+    old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
+    note = f"\n[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
+    writers = {
+        "model.onnx": write_bytes(model.onnx.SerializeToString()),
+        "gir.json": write_bytes(best.gir.dumps().encode()),
+        "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
+        "meta.json": write_json(meta),
+        "err.log": write_bytes(old.get("err.log", b"") + note),
+        **{f"original/{name}": _write_into_subfolder(data) for name, data in old.items()},
+    }
+    tmp_dest = bug.path.parent / f".{bug.path.name}.reduced"
+    shutil.rmtree(tmp_dest, ignore_errors=True)
+    write_folder_atomic(tmp_dest, writers)
+    aside = bug.path.parent / f".{bug.path.name}.before-reduce"
+    bug.path.rename(aside)
+    tmp_dest.rename(bug.path)
+    shutil.rmtree(aside)
+
+
+def _write_into_subfolder(data: bytes):
+    def write(path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    return write

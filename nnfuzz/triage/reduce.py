@@ -1,0 +1,88 @@
+"""`nnfuzz reduce`: shrink a bug's graph while its dedup signature holds.
+
+One move, repeated to a fixed point: delete a node. Its consumers read what it produced as a new
+graph input, fed with the exact value the original run gave it (so they compute what they computed
+before), placeholders nothing reads any more disappear, and the graph's outputs are again the values
+nothing consumes. A candidate counts only if the system under test shows the *same signature*
+(crash: same stage, exception and normalized message; inconsistency: same op and dtype at the first
+divergent node). Nodes are tried from the outputs backwards, so whole output chains go first.
+
+Not done yet: shrinking shapes and attributes by re-solving the constraints with tighter bounds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable, Dict, Optional, Tuple
+
+import numpy as np
+
+from nnfuzz.gir import GraphIR, Inst
+
+
+@dataclasses.dataclass
+class Candidate:
+    gir: GraphIR
+    weights: Dict[str, np.ndarray]
+    inputs: Dict[str, np.ndarray]
+
+
+def delete_node(c: Candidate, k: int, values: Dict[str, np.ndarray]) -> Candidate:
+    """``c`` without instruction ``k``; consumers of its outputs read them as new inputs."""
+    g = c.gir
+    dead = g.insts[k]
+    insts = g.insts[:k] + g.insts[k + 1:]
+    used = {v for i in insts for v in i.inputs}
+    new_inputs = [v for v in dead.outputs if v in used]
+    keep = [v for v in g.inputs if v in used] + new_inputs
+    weights = [w for w in g.weights if w in used]
+    defined = set(keep) | set(weights) | {v for i in insts for v in i.outputs}
+    names = set(defined)
+    gir = GraphIR(vars={v: t for v, t in g.vars.items() if v in names}, inputs=keep, weights=weights,
+                  insts=[Inst(i.op, list(i.inputs), list(i.outputs)) for i in insts],
+                  outputs=[v for i in insts for v in i.outputs if v not in used])
+    inputs = {v: c.inputs[v] for v in keep if v in c.inputs}
+    inputs.update({v: values[v] for v in new_inputs})
+    return Candidate(gir.check(), {w: c.weights[w] for w in weights}, inputs)
+
+
+def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool], budget_s: float = 120.0,
+                 values_of: Optional[Callable[[Candidate], Dict[str, np.ndarray]]] = None) -> Tuple[Candidate, int]:
+    """Delete nodes while ``holds(candidate)``; returns the smallest candidate and the trials made."""
+    from nnfuzz.materialize.model import build_model
+
+    def reference_values(c: Candidate) -> Dict[str, np.ndarray]:
+        full = dataclasses.replace(c.gir, outputs=[v for i in c.gir.insts for v in i.outputs])
+        model = build_model(full, 0, export=False, values=(c.weights, c.inputs))
+        outs = {n: np.asarray(t) for n, t in zip(full.outputs, _torch_outputs(model, full))}
+        return {**c.inputs, **outs}
+
+    values_of = values_of or reference_values
+    deadline = time.monotonic() + budget_s
+    best, trials = start, 0
+    changed = True
+    while changed and time.monotonic() < deadline:
+        changed = False
+        values = values_of(best)
+        for k in reversed(range(len(best.gir.insts))):
+            if len(best.gir.insts) <= 1 or time.monotonic() >= deadline:
+                break
+            if k >= len(best.gir.insts):
+                continue
+            cand = delete_node(best, k, values)
+            if not cand.gir.insts:
+                continue
+            trials += 1
+            if holds(cand):
+                best, changed = cand, True
+                values = values_of(best)
+    return best, trials
+
+
+def _torch_outputs(model, gir):
+    import torch
+
+    from nnfuzz.materialize.values import to_numpy
+
+    with torch.no_grad():
+        return [to_numpy(t) for t in model.module(*model.torch_inputs)]

@@ -1,0 +1,123 @@
+"""`nnfuzz reduce` on real ONNX Runtime bugs: a crash (FuseReluClip on a float64 Relu -> Clip) and
+an inconsistency (the exporter's Log(Sigmoid(x)) for torch's logsigmoid underflows in ORT)."""
+import json
+
+import numpy as np
+import pytest
+import torch.nn.functional as F
+
+from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
+from nnfuzz.abstract.op import ranks
+from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.abstract.ops import select as S
+from nnfuzz.cli import main
+from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.reference.registry import evaluates
+from nnfuzz.triage.bugstore import BugStore, load_bug
+
+pytest.importorskip("onnxruntime")
+
+
+class ExportedLogSigmoid(AbsOpBase):
+    """torch's stable logsigmoid, which the TorchScript exporter writes as Log(Sigmoid(x))."""
+
+    in_dtypes = [(DType.float32,)]
+    out_dtypes = [(DType.float32,)]
+    inp_ranks = [ranks(0)]
+    out_ranks = [ranks(0)]
+
+    def type_transfer(self, inputs):
+        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
+
+
+@lowers(ExportedLogSigmoid)
+def _exported_log_sigmoid(op, x):
+    return F.logsigmoid(x)
+
+
+@evaluates(ExportedLogSigmoid)
+def _exact_log_sigmoid(op, x):
+    return -np.logaddexp(0.0, -x.astype(np.float64))
+
+
+OP_REGISTRY.pop("ExportedLogSigmoid")
+
+
+@pytest.fixture
+def registered():
+    OP_REGISTRY["ExportedLogSigmoid"] = ExportedLogSigmoid  # gir.json names it: reduce reloads the graph
+    yield
+    OP_REGISTRY.pop("ExportedLogSigmoid", None)
+
+
+def graph(dtype, ops, shape=(6,)):
+    """x -> ops[0] -> ... plus a side branch from x, so that there is something to cut."""
+    g = GraphIR()
+    g.vars["x"] = AbsTensor(list(shape), dtype)
+    g.inputs = ["x"]
+    prev = "x"
+    for k, op in enumerate(ops):
+        g.vars[f"v{k}"] = op.checked_type_transfer([g.vars[prev]])[0]
+        g.insts.append(Inst(op, [prev], [f"v{k}"]))
+        prev = f"v{k}"
+    g.vars["side"] = AbsTensor(list(shape), dtype)
+    g.insts.append(Inst(E.Sin(), ["x"], ["side"]))
+    used = {v for i in g.insts for v in i.inputs}
+    g.outputs = [v for i in g.insts for v in i.outputs if v not in used]
+    return g.check()
+
+
+def make_bug(tmp_path, gir, x, symptom):
+    from nnfuzz.commands.reduce import _Checker
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.materialize.model import build_model
+
+    model = build_model(gir, 0, values=({}, {"x": x}))
+    meta = {"system": "ort-cpu", "version": "?", "version_id": "?", "symptom": symptom, "nodes": gir.n_nodes,
+            "opset": 17, "backend_options": {}}
+    with Sandbox("ort-cpu", {}, test_timeout=30.0, memory_limit_mb=4096) as sb:
+        sb.start()
+        from nnfuzz.triage.reduce import Candidate
+
+        sig = _Checker(sb, "ort-cpu", meta, {}, 17).signature(Candidate(gir, {}, {"x": x}))
+    assert sig is not None and symptom in sig, sig
+    path = BugStore(tmp_path / "bugs").save(model_bytes=model.onnx.SerializeToString(), gir_text=gir.dumps(),
+                                            oracle=model.oracle.to_dict(), meta={**meta, "signature": sig},
+                                            err_log="")
+    return path, sig
+
+
+def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
+    ops = [E.Sigmoid(), E.Tanh(), E.Relu(), S.Clip(min=-6.0, max=6.0), E.Abs(), E.Neg()]
+    gir = graph(DType.float64, ops)
+    path, sig = make_bug(tmp_path, gir, np.linspace(-2, 2, 6), "crash")
+    assert main(["reduce", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["status"] == "reduced" and out["nodes_before"] == 7 and out["nodes_after"] < 7
+    bug = load_bug(path)
+    assert bug.meta["signature"] == sig and bug.meta["reduced"]["nodes_after"] == out["nodes_after"]
+    assert "Clip" in bug.meta["ops"] and "Sin" not in bug.meta["ops"]
+    assert (path / "original" / "gir.json").read_text() == gir.dumps()
+    assert main(["repro", str(path)]) == 0  # the reduced bug still reproduces with the same symptom
+    assert main(["reduce", str(path)]) == 0 and "already reduced" in capsys.readouterr().err
+
+
+def test_reduce_keeps_an_ort_inconsistency_at_the_same_op(tmp_path, capsys, registered):
+    ops = [E.Relu(), E.Neg(), ExportedLogSigmoid(), E.Abs(), E.Neg(), E.Floor()]
+    gir = graph(DType.float32, ops)
+    x = np.array([1, 50, 100, 120, 150, 200], np.float32)
+    path, sig = make_bug(tmp_path, gir, x, "inconsistency")
+    assert "ExportedLogSigmoid" in sig
+    assert main(["reduce", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["status"] == "reduced" and out["nodes_after"] <= 2, out
+    bug = load_bug(path)
+    assert "ExportedLogSigmoid" in bug.meta["ops"] and bug.meta["signature"] == sig
+    assert main(["repro", str(path)]) == 0
+
+
+def test_reduce_rejects_bad_arguments(tmp_path, capsys):
+    assert main(["reduce"]) == 2
+    assert main(["reduce", str(tmp_path / "nothing")]) == 2
+    assert "not a folder" in capsys.readouterr().err
