@@ -111,3 +111,10 @@ def test_dedup_command_rejects_bad_arguments(args, capsys):
 def test_dedup_of_a_folder_without_bugs_is_an_error(tmp_path, capsys):
     assert main(["dedup", str(tmp_path)]) == 2
     assert "no bug folders" in capsys.readouterr().err
+
+
+def test_compiler_value_names_do_not_split_a_signature():
+    a = crash("TypeError: Binary operators must have the same datatype. However, R.subtract(R.const(1, 'float32'), lv7)")
+    b = crash("TypeError: Binary operators must have the same datatype. However, R.subtract(R.const(2, 'float32'), lv22)")
+    assert signature(a, "") == signature(b, "")
+    assert normalize("%12 = fadd %x.1, %y") == "<var> = fadd <var>, <var>"
