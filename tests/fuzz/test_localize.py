@@ -1,6 +1,7 @@
 """Localization and blame on a real ONNX Runtime disagreement, and on the two other outcomes."""
 import numpy as np
 import pytest
+from exported_ops import ExportedLogSigmoid
 
 from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
 from nnfuzz.abstract.op import ranks
@@ -34,12 +35,12 @@ def run_ort(model_bytes, inputs):
 
 
 def test_ort_logsigmoid_underflow_is_localized_and_blamed_on_ort():
-    """The exporter writes logsigmoid as Log(Sigmoid(x)); in float32 sigmoid(-150) underflows to 0
-    and ORT returns -inf where torch (and the numpy reference) give -150."""
-    gir = chain(E.Relu(), E.Neg(), E.LogSigmoid(), E.Abs())
+    """The exporter writes torch's logsigmoid as Log(Sigmoid(x)); in float32 sigmoid(-150) underflows
+    to 0 and ORT returns -inf where torch (and the numpy reference) give -150."""
+    gir = chain(E.Relu(), E.Neg(), ExportedLogSigmoid(), E.Abs())
     x = np.array([1, 50, 100, 120, 150, 200], np.float32)
     loc = localize(gir, {}, {"x": x}, run_ort)
-    assert loc.first_divergent_node == {"index": 2, "op": "LogSigmoid()", "var": "v2", "dtype": "float32"}
+    assert loc.first_divergent_node == {"index": 2, "op": "ExportedLogSigmoid()", "var": "v2", "dtype": "float32"}
     assert loc.blame == "system-under-test", loc.note
 
 

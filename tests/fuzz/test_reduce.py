@@ -4,51 +4,16 @@ import json
 
 import numpy as np
 import pytest
-import torch.nn.functional as F
+from exported_ops import ExportedLogSigmoid
 
-from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
-from nnfuzz.abstract.op import ranks
+from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.abstract.ops import select as S
 from nnfuzz.cli import main
 from nnfuzz.gir import GraphIR, Inst
-from nnfuzz.materialize.torch.lowering import lowers
-from nnfuzz.reference.registry import evaluates
 from nnfuzz.triage.bugstore import BugStore, load_bug
 
 pytest.importorskip("onnxruntime")
-
-
-class ExportedLogSigmoid(AbsOpBase):
-    """torch's stable logsigmoid, which the TorchScript exporter writes as Log(Sigmoid(x))."""
-
-    in_dtypes = [(DType.float32,)]
-    out_dtypes = [(DType.float32,)]
-    inp_ranks = [ranks(0)]
-    out_ranks = [ranks(0)]
-
-    def type_transfer(self, inputs):
-        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
-
-
-@lowers(ExportedLogSigmoid)
-def _exported_log_sigmoid(op, x):
-    return F.logsigmoid(x)
-
-
-@evaluates(ExportedLogSigmoid)
-def _exact_log_sigmoid(op, x):
-    return -np.logaddexp(0.0, -x.astype(np.float64))
-
-
-OP_REGISTRY.pop("ExportedLogSigmoid")
-
-
-@pytest.fixture
-def registered():
-    OP_REGISTRY["ExportedLogSigmoid"] = ExportedLogSigmoid  # gir.json names it: reduce reloads the graph
-    yield
-    OP_REGISTRY.pop("ExportedLogSigmoid", None)
 
 
 def graph(dtype, ops, shape=(6,)):

@@ -1,0 +1,36 @@
+"""A test operator that reproduces a real ONNX Runtime disagreement on demand: torch's stable
+logsigmoid, which the TorchScript exporter writes as Log(Sigmoid(x)); in float32 ORT's sigmoid
+underflows to 0 for x < -88 and the log gives -inf where torch gives x. (nnfuzz's own LogSigmoid
+lowering avoids this form.)"""
+import numpy as np
+import torch.nn.functional as F
+
+from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
+from nnfuzz.abstract.op import ranks
+from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.reference.registry import evaluates
+
+
+class ExportedLogSigmoid(AbsOpBase):
+    """torch's stable logsigmoid, which the TorchScript exporter writes as Log(Sigmoid(x))."""
+
+    in_dtypes = [(DType.float32,)]
+    out_dtypes = [(DType.float32,)]
+    inp_ranks = [ranks(0)]
+    out_ranks = [ranks(0)]
+
+    def type_transfer(self, inputs):
+        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
+
+
+@lowers(ExportedLogSigmoid)
+def _exported_log_sigmoid(op, x):
+    return F.logsigmoid(x)
+
+
+@evaluates(ExportedLogSigmoid)
+def _exact_log_sigmoid(op, x):
+    return -np.logaddexp(0.0, -x.astype(np.float64))
+
+
+OP_REGISTRY.pop("ExportedLogSigmoid")
