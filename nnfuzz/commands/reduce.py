@@ -27,6 +27,11 @@ def run(cfg, positional, overrides) -> int:
     if len(paths) != 1 or len(paths) != len(positional):
         print(f"usage: nnfuzz reduce <bug folder> [reduce_s=120]; got {positional}", file=sys.stderr)
         return 2
+    budget = cfg.reduce_s
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
+        from nnfuzz.errors import ConfigError
+
+        raise ConfigError(f"reduce_s={budget!r} must be a number of seconds > 0, e.g. reduce_s=60")
     bug = load_bug(Path(paths[0]))
     if bug.gir_text is None:
         print(f"nnfuzz reduce: {bug.path} has no gir.json; only nnfuzz's own bug folders can be reduced",
@@ -40,7 +45,7 @@ def run(cfg, positional, overrides) -> int:
     with Sandbox(system, bug.meta.get("backend_options") or {}, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         sandbox.start()
-        result = reduce_bug(bug, sandbox, tolerances, int(bug.meta.get("opset", 17)), float(cfg.reduce_s))
+        result = reduce_bug(bug, sandbox, tolerances, int(bug.meta.get("opset", 17)), float(budget))
     print(json.dumps(result))
     return 0 if result["status"] in ("reduced", "minimal") else 1
 

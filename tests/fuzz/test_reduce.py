@@ -84,5 +84,7 @@ def test_reduce_keeps_an_ort_inconsistency_at_the_same_op(tmp_path, capsys, regi
 
 def test_reduce_rejects_bad_arguments(tmp_path, capsys):
     assert main(["reduce"]) == 2
+    assert main(["reduce", str(tmp_path), "reduce_s=soon"]) == 2
+    assert "reduce_s='soon'" in capsys.readouterr().err
     assert main(["reduce", str(tmp_path / "nothing")]) == 2
     assert "not a folder" in capsys.readouterr().err
