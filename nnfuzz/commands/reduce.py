@@ -1,4 +1,5 @@
-"""`nnfuzz reduce bugs/0042/`: shrink a saved bug while its signature holds (triage/reduce.py).
+"""`nnfuzz reduce bugs/0042/`: shrink a saved bug while its signature holds: delete nodes
+(triage/reduce.py), then shrink shapes and attributes by re-solving the constraints (triage/shrink.py).
 
 The original files move to ``bugs/0042/original/``; the reduced model.onnx, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
@@ -55,6 +56,7 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.dedup import signature
     from nnfuzz.triage.reduce import Candidate, reduce_graph
+    from nnfuzz.triage.shrink import shrink, total_elements
 
     t0 = time.monotonic()
     gir = GraphIR.loads(bug.gir_text)
@@ -68,15 +70,24 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
-    best, trials = reduce_graph(start, lambda c: check.signature(c) == want, budget_s)
+    def holds(c):
+        return check.signature(c) == want
+
+    best, trials = reduce_graph(start, holds, budget_s)
+    if time.monotonic() - t0 < budget_s:  # then shapes and attributes
+        smaller = shrink(best, holds)
+        trials += 1
+        if smaller is not None and total_elements(smaller) < total_elements(best):
+            best = smaller
     seconds = round(time.monotonic() - t0, 2)
-    if best.gir.n_nodes == gir.n_nodes:
+    if best.gir.n_nodes == gir.n_nodes and best.gir.dumps() == gir.dumps():
         return {"bug": str(bug.path), "status": "minimal", "nodes": gir.n_nodes, "trials": trials, "seconds": seconds}
     if check.signature(best) != want:  # re-checked the way repro does (and rebuilds check.model)
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the reduced graph lost the signature on re-check ({check.last})"}
     _write_reduced(bug, best, check.model, gir.n_nodes, trials, seconds, want)
     return {"bug": str(bug.path), "status": "reduced", "nodes_before": gir.n_nodes, "nodes_after": best.gir.n_nodes,
+            "elements_before": total_elements(start), "elements_after": total_elements(best),
             "trials": trials, "seconds": seconds}
 
 
@@ -134,10 +145,16 @@ def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
     """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
     it and swapped in, so an interruption leaves either the old or the new folder)."""
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
+    from nnfuzz.triage.reduce import Candidate
 
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.shrink import total_elements
+
+    original = GraphIR.loads(bug.gir_text)
     meta = {**bug.meta, "nodes": best.gir.n_nodes, "ops": best.gir.op_names(), "signature": want,
             "reduced": {"nodes_before": before, "nodes_after": best.gir.n_nodes, "trials": trials,
-                        "seconds": seconds}}
+                        "elements_before": total_elements(Candidate(original, {}, {})),
+                        "elements_after": total_elements(best), "seconds": seconds}}
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"\n[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
     writers = {

@@ -7,7 +7,7 @@ nothing consumes. A candidate counts only if the system under test shows the *sa
 (crash: same stage, exception and normalized message; inconsistency: same op and dtype at the first
 divergent node). Nodes are tried from the outputs backwards, so whole output chains go first.
 
-Not done yet: shrinking shapes and attributes by re-solving the constraints with tighter bounds.
+Shapes and attributes are shrunk afterwards by re-solving the constraints (triage/shrink.py).
 """
 from __future__ import annotations
 

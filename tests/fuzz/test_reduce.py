@@ -60,6 +60,7 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     assert main(["reduce", str(path)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "reduced" and out["nodes_before"] == 7 and out["nodes_after"] < 7
+    assert out["elements_after"] < out["elements_before"]  # the [6] tensors shrank too
     bug = load_bug(path)
     assert bug.meta["signature"] == sig and bug.meta["reduced"]["nodes_after"] == out["nodes_after"]
     assert "Clip" in bug.meta["ops"] and "Sin" not in bug.meta["ops"]
@@ -88,3 +89,27 @@ def test_reduce_rejects_bad_arguments(tmp_path, capsys):
     assert "reduce_s='soon'" in capsys.readouterr().err
     assert main(["reduce", str(tmp_path / "nothing")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_shrink_minimises_shapes_and_attributes_under_the_constraints():
+    """With a predicate that always holds, every dimension and size attribute goes to its minimum
+    while the graph stays valid (GraphIR.check runs on the result)."""
+    from nnfuzz.abstract.ops import conv as CV
+    from nnfuzz.materialize.model import random_values
+    from nnfuzz.triage.reduce import Candidate
+    from nnfuzz.triage.shrink import shrink, total_elements
+
+    g = GraphIR()
+    g.vars["x"] = AbsTensor([2, 3, 17], DType.float32)
+    g.vars["w"] = AbsTensor([4, 3, 5], DType.float32)
+    g.inputs, g.weights = ["x"], ["w"]
+    op = CV.Conv1d(2, 1, 1, 1)  # stride 2, padding 1, dilation 1, groups 1
+    g.vars["y"] = op.checked_type_transfer([g.vars["x"], g.vars["w"]])[0]
+    g.insts, g.outputs = [Inst(op, ["x", "w"], ["y"])], ["y"]
+    g.check()
+    w, i = random_values(g, np.random.default_rng(0))
+    small = shrink(Candidate(g, w, i), lambda c: True)
+    assert small is not None and total_elements(small) < total_elements(Candidate(g, w, i))
+    x, k = small.gir.vars["x"].shape, small.gir.vars["w"].shape
+    assert x[0] == 1 and x[1] == k[1] == 1 and k[0] == 1, small.gir.pretty()
+    np.testing.assert_array_equal(small.inputs["x"], i["x"][: x[0], : x[1], : x[2]])  # the leading corner
