@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional
+from typing import List, Optional
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.optable import OpTable
 
 INF = math.inf
 
@@ -90,18 +91,10 @@ class Domain:
         return f"{'(' if self.lo_open else '['}{self.lo}, {self.hi}{')' if self.hi_open else ']'}"
 
 
-RANGE_RULES: Dict[type, Callable] = {}
-DOMAINS: Dict[type, List[tuple]] = {}
-SAME_INPUTS: Dict[type, VRange] = {}  # binary op -> its output when both inputs are one tensor
-
-
-def value_range(*op_classes):
-    def deco(fn):
-        for cls in op_classes:
-            RANGE_RULES[cls] = fn
-        return fn
-
-    return deco
+RANGE_RULES = OpTable()
+DOMAINS = OpTable()      # op class -> [(input index, Domain)]
+SAME_INPUTS = OpTable()  # binary op -> its output range when both inputs are one tensor
+value_range = RANGE_RULES.register
 
 
 def domain(*op_classes, index: int = 0, **bounds) -> None:
@@ -109,12 +102,9 @@ def domain(*op_classes, index: int = 0, **bounds) -> None:
         DOMAINS.setdefault(cls, []).append((index, Domain(**bounds)))
 
 
-def _lookup(table, cls):
+def _lookup(table: OpTable, cls):
     _load()
-    for klass in cls.__mro__:
-        if klass in table:
-            return table[klass]
-    return None
+    return table.lookup(cls)
 
 
 def infeasible(op, ranges: List[VRange]) -> Optional[str]:

@@ -10,28 +10,17 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import OpDefinitionError
 
-EVALS: Dict[type, Callable] = {}
-
-
-def evaluates(*op_classes):
-    def deco(fn):
-        for cls in op_classes:
-            EVALS[cls] = fn
-        return fn
-
-    return deco
+EVALS = OpTable()
+evaluates = EVALS.register
 
 
 def eval_for(cls) -> Optional[Callable]:
     _load()
-    for klass in cls.__mro__:
-        fn = EVALS.get(klass)
-        if fn is not None:
-            return fn
-    return None
+    return EVALS.lookup(cls)
 
 
 def eval_op(op, *arrays: np.ndarray) -> List[np.ndarray]:

@@ -12,37 +12,26 @@ flushed subnormal, a fast-math log) would turn a finite reference into NaN/Inf o
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 import torch
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.ops import binary as B
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.abstract.ops import select as S
 
-DOMAIN_LOSSES: Dict[type, Callable] = {}
+DOMAIN_LOSSES = OpTable()
+domain_loss = DOMAIN_LOSSES.register
 
 FMAX = {DType.float16: 65504.0, DType.bfloat16: 3.38e38, DType.float32: 3.40e38, DType.float64: 1.79e308}
 # |divisor| (and log argument) margin per dtype: well above the subnormal range of the half types
 MARGIN = {DType.float16: 1e-2, DType.bfloat16: 1e-2, DType.float32: 1e-3, DType.float64: 1e-6}
 
 
-def domain_loss(*op_classes):
-    def deco(fn):
-        for cls in op_classes:
-            DOMAIN_LOSSES[cls] = fn
-        return fn
-
-    return deco
-
-
 def loss_for(cls) -> Optional[Callable]:
-    for klass in cls.__mro__:
-        fn = DOMAIN_LOSSES.get(klass)
-        if fn is not None:
-            return fn
-    return None
+    return DOMAIN_LOSSES.lookup(cls)
 
 
 def margin(dt: DType) -> float:

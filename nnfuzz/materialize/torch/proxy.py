@@ -13,18 +13,19 @@ Two mechanisms:
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import torch
 
 from nnfuzz.abstract.ops import binary as B
+from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.abstract.ops import reduce as R
 from nnfuzz.abstract.ops import select as S
 
 # op class -> (slope, replace): the added straight-through gradient, and whether it replaces the
 # op's own (wrong-signed or vanishing) gradient or adds to it
-PROXY_SLOPES: Dict[type, tuple] = {}
+PROXY_SLOPES = OpTable()
 
 
 def proxy_gradient(*op_classes, slope: float = 1.0, replace: bool = False) -> None:
@@ -44,10 +45,7 @@ proxy_gradient(E.Relu, E.Relu6, S.Clip, E.HardSigmoid, E.Hardshrink, E.Softshrin
 
 
 def proxy_for(cls) -> Optional[tuple]:
-    for klass in cls.__mro__:
-        if klass in PROXY_SLOPES:
-            return PROXY_SLOPES[klass]
-    return None
+    return PROXY_SLOPES.lookup(cls)
 
 
 def with_proxy(out: torch.Tensor, x: torch.Tensor, proxy: tuple) -> torch.Tensor:
