@@ -72,11 +72,8 @@ class SearchResult:
                 "time_ms": round(self.time_ms, 2), "blocker": self.blocker}
 
 
-INT_LOW = {DType.uint8: 0}
-
-
 class _Leaf:
-    """A trainable float32 master tensor behind one graph input or weight."""
+    """A trainable float64 master tensor behind one graph input or weight."""
 
     def __init__(self, name: str, dtype: DType, value: np.ndarray, grad: bool):
         import torch
@@ -162,23 +159,20 @@ class ValueSearch:
     """The search for one graph; ``run`` returns a SearchResult."""
 
     def __init__(self, gir: GraphIR, cfg: SearchConfig):
-        from nnfuzz.errors import OpDefinitionError
-        from nnfuzz.materialize.torch.lowering import lowering_for
+        from nnfuzz.materialize.torch.losses import loss_for
+        from nnfuzz.materialize.torch.lowering import graph_lowerings
 
         self.gir, self.cfg = gir, cfg
         _warm_up()
-        self.fns = []
-        for inst in gir.insts:
-            fn = lowering_for(type(inst.op))
-            if fn is None:
-                raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering")
-            self.fns.append(fn)
+        self.fns = graph_lowerings(gir)
+        self.losses = [loss_for(type(inst.op)) for inst in gir.insts]
 
     def evaluate(self, leaves: List[_Leaf], proxy: bool) -> _Eval:
         """One forward pass: is the graph safe, and if not, the loss to minimise."""
         import torch
 
-        from nnfuzz.materialize.torch.losses import int_overflow, loss_for, magnitude_loss
+        from nnfuzz.materialize.torch.losses import int_overflow, magnitude_loss
+        from nnfuzz.materialize.torch.lowering import lowering_error
         from nnfuzz.materialize.torch.proxy import apply_proxies, soft
 
         gir = self.gir
@@ -186,26 +180,25 @@ class ValueSearch:
         for leaf in leaves:
             env[leaf.name], sur[leaf.name] = leaf.values()
         total, first_bad, blocker = None, len(gir.insts), None
-        for k, (fn, inst) in enumerate(zip(self.fns, gir.insts)):
+        for k, (fn, lf, inst) in enumerate(zip(self.fns, self.losses, gir.insts)):
             args = [env[v] for v in inst.inputs]
             softs = [sur.get(v) for v in inst.inputs]
             try:
                 outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
             except Exception as e:  # the same lowering runs again for the reference: a bug in the op
-                from nnfuzz.errors import OpDefinitionError
-
-                ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
-                raise OpDefinitionError(f"torch lowering of {inst.op!r} raised {type(e).__name__}: {e} on inputs "
-                                        f"[{ins}] during the value search") from e
+                raise lowering_error(inst, gir, e, "during the value search") from e
+            finite = all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
+            overflow = [(s, gir.vars[v].dtype) for v, s in zip(inst.outputs, osur)
+                        if s is not None and gir.vars[v].dtype.is_int]
+            if finite and lf is None and not overflow:  # nothing to check: most ops
+                env.update(zip(inst.outputs, outs))
+                sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
+                continue
             xs = [soft(a, s) for a, s in zip(args, softs)]
             dts = [gir.vars[v].dtype for v in inst.inputs]
-            lf = loss_for(type(inst.op))
             term = lf(inst.op, xs, dts) if lf is not None else torch.zeros(())
-            for v, s in zip(inst.outputs, osur):
-                dt = gir.vars[v].dtype
-                if s is not None and dt.is_int:
-                    term = term + int_overflow(s, dt)
-            finite = all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
+            for s, dt in overflow:
+                term = term + int_overflow(s, dt)
             violated = float(term.detach()) > 0
             if not finite and not violated:
                 term = magnitude_loss([x for x in xs if x.numel()])

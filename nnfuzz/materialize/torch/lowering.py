@@ -6,20 +6,13 @@ shared by its members. An op class with no lowering is not offered to torch-base
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional
+from typing import Callable, Optional
 
+from nnfuzz.abstract.optable import OpTable
 from nnfuzz.errors import OpDefinitionError
 
-LOWERINGS: Dict[type, Callable] = {}
-
-
-def lowers(*op_classes):
-    def deco(fn):
-        for cls in op_classes:
-            LOWERINGS[cls] = fn
-        return fn
-
-    return deco
+LOWERINGS = OpTable()
+lowers = LOWERINGS.register
 
 
 def lower_each(table: dict) -> None:
@@ -30,11 +23,26 @@ def lower_each(table: dict) -> None:
 
 def lowering_for(cls) -> Optional[Callable]:
     load_builtin_lowerings()
-    for klass in cls.__mro__:
-        fn = LOWERINGS.get(klass)
-        if fn is not None:
-            return fn
-    return None
+    return LOWERINGS.lookup(cls)
+
+
+def graph_lowerings(gir) -> list:
+    """The lowering of each instruction of ``gir``, in order; an op without one is an error."""
+    fns = []
+    for inst in gir.insts:
+        fn = lowering_for(type(inst.op))
+        if fn is None:
+            raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering; register one with "
+                                    f"@lowers({inst.op.name})")
+        fns.append(fn)
+    return fns
+
+
+def lowering_error(inst, gir, e: Exception, note: str) -> OpDefinitionError:
+    """The error for a lowering that raised on ``inst``'s inputs, naming the op and the input types."""
+    ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
+    return OpDefinitionError(f"torch lowering of {inst.op!r} raised {type(e).__name__}: {e} on inputs [{ins}] "
+                             f"({note})")
 
 
 def has_torch_lowering(cls) -> bool:

@@ -9,7 +9,7 @@ import torch
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import OpDefinitionError
 from nnfuzz.gir import GraphIR
-from nnfuzz.materialize.torch.lowering import lowering_for
+from nnfuzz.materialize.torch.lowering import graph_lowerings, lowering_error
 from nnfuzz.materialize.torch.ties import flip_ties
 from nnfuzz.materialize.values import to_torch
 
@@ -30,12 +30,7 @@ class GraphModule(torch.nn.Module):
                 self.register_parameter(name, torch.nn.Parameter(t, requires_grad=False))
             else:
                 self.register_buffer(name, t)
-        self._fns = []
-        for inst in gir.insts:
-            fn = lowering_for(type(inst.op))
-            if fn is None:
-                raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering")
-            self._fns.append(fn)
+        self._fns = graph_lowerings(gir)
 
     def forward(self, *inputs):
         return self._run(inputs, check=False)
@@ -93,11 +88,7 @@ class GraphModule(torch.nn.Module):
                 try:
                     out = fn(inst.op, *args)
                 except Exception as e:
-                    ins = ", ".join(str(self.gir.vars[x]) for x in inst.inputs)
-                    raise OpDefinitionError(
-                        f"torch lowering of {inst.op!r} raised {type(e).__name__}: {e} on inputs [{ins}] "
-                        "(its requires admits inputs that torch rejects)"
-                    ) from e
+                    raise lowering_error(inst, self.gir, e, "its requires admits inputs that torch rejects") from e
             else:
                 out = fn(inst.op, *args)
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
