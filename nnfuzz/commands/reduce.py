@@ -70,15 +70,17 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
+
+    trials = 0
+
     def holds(c):
+        nonlocal trials
+        trials += 1
         return check.signature(c) == want
 
-    best, trials = reduce_graph(start, holds, budget_s)
-    if time.monotonic() - t0 < budget_s:  # then shapes and attributes
-        smaller = shrink(best, holds)
-        trials += 1
-        if smaller is not None and total_elements(smaller) < total_elements(best):
-            best = smaller
+    best, _ = reduce_graph(start, holds, budget_s)
+    if time.monotonic() - t0 < budget_s:  # then shapes and attributes (only ever smaller)
+        best = shrink(best, holds) or best
     seconds = round(time.monotonic() - t0, 2)
     if best.gir.n_nodes == gir.n_nodes and best.gir.dumps() == gir.dumps():
         return {"bug": str(bug.path), "status": "minimal", "nodes": gir.n_nodes, "trials": trials, "seconds": seconds}

@@ -60,6 +60,13 @@ class Campaign:
         self.info: Dict = {}
         self.rows: Dict[str, set] = {}   # op name -> supported dtype rows (from probing)
 
+    @property
+    def tolerances(self) -> Dict[str, tuple]:
+        """(rtol, atol) per dtype: the configured ones, else the oracle's defaults."""
+        from nnfuzz.oracle import DEFAULT_TOLERANCES
+
+        return {k: tuple(v) for k, v in self.cfg.tolerances.items()} or dict(DEFAULT_TOLERANCES)
+
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
@@ -168,13 +175,11 @@ class Campaign:
             return None, res  # cut short by the campaign's own time bound: not tested, not a timeout
         for k, v in res.seconds.items():
             self.counters.seconds[k] += v
-        tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
         system = self.info.get("system") or self.cfg.backend.split("-")[0]
 
         def verdict_now():
             o = p.oracle
-            return judge(res, o.output, system, **({"tolerances": tol} if tol else {}),
-                         twin=o.output_f64, jitter=o.output_f64_jitter)
+            return judge(res, o.output, system, self.tolerances, twin=o.output_f64, jitter=o.output_f64_jitter)
 
         verdict = verdict_now()
         if verdict.symptom is Symptom.inconsistency and p.oracle.output_f64 is None:
@@ -196,10 +201,10 @@ class Campaign:
             r = sandbox.run(model_bytes, inputs, timeout=max(0.05, min(self.cfg.test_timeout, self.left())))
             return r.outputs if r.status == "ok" else None
 
-        tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or None
         t0 = time.perf_counter()
         try:
-            loc = localize(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, tol, self.cfg.opset).to_meta()
+            loc = localize(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, self.tolerances,
+                           self.cfg.opset).to_meta()
         except NNFuzzError as e:  # e.g. the exposed graph does not export: recorded, not fatal
             loc = {"first_divergent_node": None, "blame": "undecided",
                    "localization_note": f"localization failed: {type(e).__name__}: {e}"}
@@ -212,9 +217,9 @@ class Campaign:
         from nnfuzz.triage.bugstore import load_bug
 
         t0 = time.perf_counter()
-        tol = {k: tuple(v) for k, v in self.cfg.tolerances.items()} or {}
         try:
-            out = reduce_bug(load_bug(path), sandbox, tol, self.cfg.opset, min(self.cfg.reduce_s, self.left()))
+            out = reduce_bug(load_bug(path), sandbox, self.tolerances, self.cfg.opset,
+                             min(self.cfg.reduce_s, self.left()))
         except NNFuzzError as e:
             out = {"status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
         self.counters.seconds["triage"] += time.perf_counter() - t0

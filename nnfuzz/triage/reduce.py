@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Tuple
 
 import numpy as np
 
@@ -46,40 +46,35 @@ def delete_node(c: Candidate, k: int, values: Dict[str, np.ndarray]) -> Candidat
     return Candidate(gir.check(), {w: c.weights[w] for w in weights}, inputs)
 
 
-def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool], budget_s: float = 120.0,
-                 values_of: Optional[Callable[[Candidate], Dict[str, np.ndarray]]] = None) -> Tuple[Candidate, int]:
+def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
+                 budget_s: float = 120.0) -> Tuple[Candidate, int]:
     """Delete nodes while ``holds(candidate)``; returns the smallest candidate and the trials made."""
     from nnfuzz.materialize.model import build_model
 
-    def reference_values(c: Candidate) -> Dict[str, np.ndarray]:
-        full = dataclasses.replace(c.gir, outputs=[v for i in c.gir.insts for v in i.outputs])
-        model = build_model(full, 0, export=False, values=(c.weights, c.inputs))
-        outs = {n: np.asarray(t) for n, t in zip(full.outputs, _torch_outputs(model, full))}
-        return {**c.inputs, **outs}
+    # every value of the starting graph, once: deleting a node changes no remaining value (its
+    # consumers are fed exactly what it produced), so these serve every later candidate too
+    full = dataclasses.replace(start.gir, outputs=[v for i in start.gir.insts for v in i.outputs])
+    model = build_model(full, 0, export=False, values=(start.weights, start.inputs))
+    values = {**start.inputs, **dict(zip(full.outputs, _torch_outputs(model)))}
 
-    values_of = values_of or reference_values
     deadline = time.monotonic() + budget_s
     best, trials = start, 0
     changed = True
     while changed and time.monotonic() < deadline:
         changed = False
-        values = values_of(best)
         for k in reversed(range(len(best.gir.insts))):
             if len(best.gir.insts) <= 1 or time.monotonic() >= deadline:
                 break
-            if k >= len(best.gir.insts):
-                continue
             cand = delete_node(best, k, values)
             if not cand.gir.insts:
                 continue
             trials += 1
             if holds(cand):
                 best, changed = cand, True
-                values = values_of(best)
     return best, trials
 
 
-def _torch_outputs(model, gir):
+def _torch_outputs(model):
     import torch
 
     from nnfuzz.materialize.values import to_numpy
