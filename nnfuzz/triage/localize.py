@@ -21,8 +21,6 @@ import numpy as np
 
 from nnfuzz.gir import GraphIR
 
-BLAMES = ("system-under-test", "reference-framework", "undecided")
-
 
 @dataclasses.dataclass
 class Localization:

@@ -137,17 +137,17 @@ def _never(op, rs, ts):
     return VRange(0.0, 0.0, zero=True)  # in a graph with a defined result no value is NaN or inf
 
 
-@value_range(B.Equal, B.Greater, B.Less, B.GreaterEqual, B.LessEqual, B.And, B.Or, B.Xor,
-             B.Not, S.Cast)
-def _unit(op, rs, ts):
-    if isinstance(op, S.Cast):
-        r = rs[0]
-        if op.to.value == "bool":
-            return UNIT
-        if op.to.is_int:  # truncation towards zero is monotone; out-of-range values are UB anyway
-            return monotone(lambda o, x: np.trunc(x))(op, rs, ts)
-        return r
-    return UNIT
+value_range(B.Equal, B.Greater, B.Less, B.GreaterEqual, B.LessEqual, B.And, B.Or, B.Xor, B.Not)(
+    lambda op, rs, ts: UNIT)
+
+
+@value_range(S.Cast)
+def _cast(op, rs, ts):
+    if op.to.value == "bool":
+        return UNIT
+    if op.to.is_int:  # truncation towards zero is monotone; out-of-range values are UB anyway
+        return monotone(lambda o, x: np.trunc(x))(op, rs, ts)
+    return rs[0]
 
 
 # ---- binary ----------------------------------------------------------------------------------
