@@ -4,23 +4,15 @@ underflows to 0 for x < -88 and the log gives -inf where torch gives x. (nnfuzz'
 lowering avoids this form.)"""
 import numpy as np
 import torch.nn.functional as F
+from testops import SameShapeFloat32
 
-from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
-from nnfuzz.abstract.op import ranks
+from nnfuzz.abstract import OP_REGISTRY
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.reference.registry import evaluates
 
 
-class ExportedLogSigmoid(AbsOpBase):
+class ExportedLogSigmoid(SameShapeFloat32):
     """torch's stable logsigmoid, which the TorchScript exporter writes as Log(Sigmoid(x))."""
-
-    in_dtypes = [(DType.float32,)]
-    out_dtypes = [(DType.float32,)]
-    inp_ranks = [ranks(0)]
-    out_ranks = [ranks(0)]
-
-    def type_transfer(self, inputs):
-        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
 
 
 @lowers(ExportedLogSigmoid)

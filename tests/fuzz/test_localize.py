@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 from exported_ops import ExportedLogSigmoid
+from testops import SameShapeFloat32
 
-from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
-from nnfuzz.abstract.op import ranks
+from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.torch.lowering import lowers
@@ -50,16 +50,8 @@ def test_agreeing_system_gives_no_node():
     assert loc.first_divergent_node is None and loc.blame == "undecided"
 
 
-class WrongInTorch(AbsOpBase):
+class WrongInTorch(SameShapeFloat32):
     """Specified as the identity; its torch lowering adds 1 (the reference framework is wrong)."""
-
-    in_dtypes = [(DType.float32,)]
-    out_dtypes = [(DType.float32,)]
-    inp_ranks = [ranks(0)]
-    out_ranks = [ranks(0)]
-
-    def type_transfer(self, inputs):
-        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
 
 
 @lowers(WrongInTorch)

@@ -1,6 +1,7 @@
 """The value search end to end: graphs whose random values are unsafe end with safe ones."""
 import numpy as np
 import pytest
+from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
 from nnfuzz.abstract.op import ranks
@@ -167,16 +168,8 @@ def test_search_config_rejects_bad_values():
         SearchConfig.from_dict({"proxy": "yes"})
 
 
-class Broken(AbsOpBase):
+class Broken(SameShapeFloat32):
     """A user op whose lowering raises: the search names the op instead of a raw torch error."""
-
-    in_dtypes = [(DType.float32,)]
-    out_dtypes = [(DType.float32,)]
-    inp_ranks = [ranks(0)]
-    out_ranks = [ranks(0)]
-
-    def type_transfer(self, inputs):
-        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
 
 
 @lowers(Broken)
