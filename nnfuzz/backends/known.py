@@ -34,6 +34,9 @@ KNOWN = [
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
+    Known("tf", r"Could not find device for node|No registered '\w+' OpKernel|"
+          r"Value for attr '\w+' of \w+ is not in the list of allowed values|"
+          r"No OpKernel was registered to support Op", note="TF has no kernel for this op x dtype"),
 ]
 
 
