@@ -1,7 +1,7 @@
 """The Backend contract: compile and run a model file; say what is missing when it cannot run."""
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Tuple
+from typing import ClassVar, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -16,7 +16,16 @@ class Backend:
     name: ClassVar[str]            # "ort-cpu"
     system: ClassVar[str]          # "ort"
     device: ClassVar[str]          # "cpu" | "gpu"
+    # What compile() receives: "onnx" (ONNX bytes) or "gir" (a nnfuzz.materialize.portable payload: the
+    # GraphIR and weights, for systems that build the model themselves, like torch.compile and TF).
     formats: ClassVar[Tuple[str, ...]] = ("onnx",)
+    # Which lowerings the system's models are built from: "torch" (ONNX is exported from torch) or "tf";
+    # ops without such a lowering are not offered to it.
+    lowering: ClassVar[str] = "torch"
+    # The backend whose outputs are this system's reference, when torch eager is not (TF systems: TF eager).
+    reference: ClassVar[Optional[str]] = None
+    # Options that turn the system's optimisations off, for the optlevel oracle (None: it has no such switch).
+    unoptimized: ClassVar[Optional[Dict]] = None
 
     def __init__(self, **options):
         self.options = options
@@ -43,7 +52,8 @@ class Backend:
         return self.version
 
     def compile(self, model_bytes: bytes):
-        """Compile an ONNX model (bytes); return whatever ``run`` needs."""
+        """Compile a model (ONNX bytes, or a portable GraphIR payload for "gir" backends); return whatever
+        ``run`` needs."""
         raise NotImplementedError
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:

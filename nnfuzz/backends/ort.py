@@ -14,6 +14,7 @@ class OrtBackend(Backend):
     name = "ort-cpu"
     system = "ort"
     device = "cpu"
+    unoptimized = {"opt_level": "disable"}
 
     def __init__(self, opt_level: str = "all", **options):
         super().__init__(opt_level=opt_level, **options)

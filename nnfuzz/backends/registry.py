@@ -9,6 +9,15 @@ BACKENDS = {
     "ort-cpu": "nnfuzz.backends.ort:OrtBackend",
     "tvm-cpu": "nnfuzz.backends.tvm:TvmCpuBackend",
     "tvm-gpu": "nnfuzz.backends.tvm:TvmGpuBackend",
+    "ort-gpu": "nnfuzz.backends.ort:OrtGpuBackend",
+    "openvino-cpu": "nnfuzz.backends.openvino:OpenVinoBackend",
+    "inductor-cpu": "nnfuzz.backends.inductor:InductorCpuBackend",
+    "inductor-gpu": "nnfuzz.backends.inductor:InductorGpuBackend",
+    "trt-gpu": "nnfuzz.backends.tensorrt:TensorRtBackend",
+    "tf-cpu": "nnfuzz.backends.tf:TfEagerBackend",
+    "xla-cpu": "nnfuzz.backends.tf:XlaCpuBackend",
+    "xla-gpu": "nnfuzz.backends.tf:XlaGpuBackend",
+    "tflite-cpu": "nnfuzz.backends.tflite:TfliteBackend",
 }
 
 

@@ -13,6 +13,7 @@ PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-v
 class _TvmBackend(Backend):
     system = "tvm"
     target_kind = "llvm"
+    unoptimized = {"pipeline": "default_build"}
 
     def __init__(self, pipeline: str = "default", **options):
         super().__init__(pipeline=pipeline, **options)

@@ -20,9 +20,8 @@ from nnfuzz.generate import generate_graph  # noqa: E402
 from nnfuzz.generate.policy import GenPolicy  # noqa: E402
 from nnfuzz.materialize.model import build_model  # noqa: E402
 from nnfuzz.materialize.search import SearchConfig  # noqa: E402
-from nnfuzz.materialize.tensorflow.lowering import has_tf_lowering  # noqa: E402
+from nnfuzz.materialize.tensorflow.lowering import NO_TF_LOWERING, has_tf_lowering  # noqa: E402
 from nnfuzz.materialize.tensorflow.module import TFGraph, check_tf_outputs  # noqa: E402
-from nnfuzz.materialize.tensorflow.ops import NO_TF_LOWERING  # noqa: E402
 
 load_builtin_ops()
 BUILTIN = sorted((c for c in OP_REGISTRY.values() if c.__module__.startswith("nnfuzz.")), key=lambda c: c.name)

@@ -16,6 +16,14 @@ from nnfuzz.errors import OpDefinitionError
 TF_LOWERINGS = OpTable()
 tf_lowers = TF_LOWERINGS.register
 
+# Built-in ops TF cannot express faithfully: op name -> why (the lowering tests check this list).
+NO_TF_LOWERING: dict = {}
+
+
+def no_tf_lowering(op_class, reason: str) -> None:
+    """Record that ``op_class`` has deliberately no TF lowering, and why."""
+    NO_TF_LOWERING[op_class.name] = reason
+
 
 def tf_lower_each(table: dict) -> None:
     """Register ``{OpClass: fn(x)}`` pairs whose lowering ignores the op's attributes. ``fn`` may be a

@@ -9,5 +9,3 @@ for _family in ("binary", "combine", "conv", "elementwise", "layout", "linear", 
         if _e.name != f"nnfuzz.materialize.tensorflow.ops.{_family}":
             raise
 
-# Built-in ops TF cannot express faithfully, with the reason (the lowering tests check this list).
-NO_TF_LOWERING: dict = {}
