@@ -13,7 +13,7 @@ from typing import Optional
 
 @dataclass(frozen=True)
 class Known:
-    system: str                 # "ort", "tvm", or "*"
+    system: str                 # "ort", "tvm", "tf|xla|tflite" (any of them), or "*"
     pattern: str                # regex searched in the error text
     kind: str = "unsupported"   # unsupported | io
     op: Optional[str] = None
@@ -34,7 +34,7 @@ KNOWN = [
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
-    Known("tf", r"Could not find device for node|No registered '\w+' OpKernel|"
+    Known("tf|xla|tflite", r"Could not find device for node|No registered '\w+' OpKernel|"
           r"Value for attr '\w+' of \w+ is not in the list of allowed values|"
           r"No OpKernel was registered to support Op", note="TF has no kernel for this op x dtype"),
 ]
@@ -43,6 +43,6 @@ KNOWN = [
 def classify(system: str, error_text: str) -> Optional[Known]:
     """The known limitation matching ``error_text`` on ``system``, or None."""
     for k in KNOWN:
-        if k.system in (system, "*") and re.search(k.pattern, error_text):
+        if (k.system == "*" or system in k.system.split("|")) and re.search(k.pattern, error_text):
             return k
     return None

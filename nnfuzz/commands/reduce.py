@@ -113,7 +113,7 @@ class _Checker:
         except NNFuzzError as e:
             self.last = f"not buildable: {e}"
             return None
-        res = self.sandbox.run(model.onnx.SerializeToString(), c.inputs)
+        res = self.sandbox.run_model(model, c.inputs)
         kind = self.system.split("-")[0]
         verdict = judge(res, model.oracle.output, kind, self.tol)
         if verdict.symptom is Symptom.inconsistency:
@@ -126,8 +126,8 @@ class _Checker:
         meta = {**self.meta, "symptom": verdict.symptom.value, "stage": verdict.stage.value,
                 "summary": verdict.summary, "signal": res.signal}
         if verdict.symptom is Symptom.inconsistency:
-            def run(model_bytes, inputs):
-                r = self.sandbox.run(model_bytes, inputs)
+            def run(model, inputs):
+                r = self.sandbox.run_model(model, inputs)
                 return r.outputs if r.status == "ok" else None
             meta.update(localize(c.gir, c.weights, c.inputs, run, self.tol, self.opset).to_meta())
         return signature(meta, f"{verdict.summary}\n\n{verdict.detail}\n")

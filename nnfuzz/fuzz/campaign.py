@@ -195,10 +195,10 @@ class Campaign:
         from nnfuzz.gir import GraphIR
         from nnfuzz.triage.localize import localize
 
-        def run(model_bytes, inputs):
+        def run(model, inputs):
             if self.left() <= 0:
                 return None
-            r = sandbox.run(model_bytes, inputs, timeout=max(0.05, min(self.cfg.test_timeout, self.left())))
+            r = sandbox.run_model(model, inputs, timeout=max(0.05, min(self.cfg.test_timeout, self.left())))
             return r.outputs if r.status == "ok" else None
 
         t0 = time.perf_counter()

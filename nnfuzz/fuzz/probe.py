@@ -127,7 +127,7 @@ def _probe_batches(sandbox, models, cc, campaign, cached, errors) -> None:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
             continue  # a single op that will not export is left enabled; the campaign reports it
-        res = sandbox.run(model.onnx.SerializeToString(), model.oracle.input,
+        res = sandbox.run_model(model, model.oracle.input,
                           timeout=max(0.05, min(cc.test_timeout, campaign.left())))
         verdict = judge(res, None, system)
         if verdict.outcome is Outcome.UNSUPPORTED and len(batch) > 1:

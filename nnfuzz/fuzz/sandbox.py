@@ -357,6 +357,24 @@ class Sandbox:
 
     # -- running -----------------------------------------------------------------------------------
 
+    @property
+    def format(self) -> str:
+        """The model format the backend takes ("onnx" or "gir"), known once the worker started."""
+        formats = self._info.get("formats") or ["onnx"]
+        return "onnx" if "onnx" in formats else formats[0]
+
+    def payload(self, model) -> bytes:
+        """``model`` (a materialize.model.Model) in the backend's format."""
+        from nnfuzz.materialize.portable import model_payload
+
+        return model_payload(model.gir, model.weights, model.onnx, self.format)
+
+    def run_model(self, model, inputs: dict, *, timeout: float | None = None) -> RunResult:
+        """Like ``run``, for a Model: sends it in the backend's format."""
+        if not self._info:
+            self.start()
+        return self.run(self.payload(model), inputs, timeout=timeout)
+
     def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
         """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""
         timeout = self.test_timeout if timeout is None else float(timeout)

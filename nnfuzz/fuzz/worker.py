@@ -118,7 +118,8 @@ def _init(conn, spec: dict):
         backend = cls(**spec.get("options", {}))
         info = {"name": getattr(cls, "name", spec.get("backend")), "system": getattr(cls, "system", ""),
                 "device": getattr(cls, "device", ""), "version": str(backend.version),
-                "version_id": str(backend.version_id), "pid": os.getpid()}
+                "version_id": str(backend.version_id), "pid": os.getpid(),
+                "formats": list(getattr(cls, "formats", ("onnx",)))}
     except Exception as e:
         conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
         return None

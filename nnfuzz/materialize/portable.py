@@ -48,3 +48,14 @@ def unpack(data: bytes) -> Tuple[GraphIR, Dict[str, np.ndarray]]:
     except (ValueError, KeyError, TypeError) as e:
         raise NNFuzzError(f"malformed GraphIR payload: {type(e).__name__}: {e}") from e
     return gir, weights
+
+
+def model_payload(gir: GraphIR, weights: Dict[str, np.ndarray], onnx_proto, fmt: str) -> bytes:
+    """What a backend taking ``fmt`` receives: the ONNX bytes, or the GraphIR payload."""
+    if fmt == "gir":
+        return pack(gir.dumps(), weights)
+    if fmt != "onnx":
+        raise NNFuzzError(f"unknown model format {fmt!r}; known: onnx, gir")
+    if onnx_proto is None:
+        raise NNFuzzError("the model was built without its ONNX export (build_model(export=False))")
+    return onnx_proto.SerializeToString()

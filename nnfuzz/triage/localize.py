@@ -40,9 +40,9 @@ def expose_all(gir: GraphIR) -> GraphIR:
 
 
 def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
-             run: Callable[[bytes, Dict[str, np.ndarray]], Optional[Dict[str, np.ndarray]]],
+             run: Callable[[object, Dict[str, np.ndarray]], Optional[Dict[str, np.ndarray]]],
              tolerances: Optional[Mapping[str, tuple]] = None, opset: int = 17) -> Localization:
-    """``run(model_bytes, inputs)`` runs an ONNX model on the system under test and returns its
+    """``run(model, inputs)`` runs a Model (materialize.model) on the system under test and returns its
     outputs by name (None if it failed)."""
     from nnfuzz.materialize.model import add_twins, build_model
     from nnfuzz.oracle import DEFAULT_TOLERANCES, compare
@@ -54,7 +54,7 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     ref = model.oracle.output
     if ref is None:
         return Localization(None, "undecided", "the reference is undefined (NaN/Inf)")
-    got = run(model.onnx.SerializeToString(), dict(inputs))
+    got = run(model, dict(inputs))
     if got is None:
         return Localization(None, "undecided", "the system could not run the model with every value exposed")
     add_twins(model)

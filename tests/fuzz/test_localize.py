@@ -28,8 +28,8 @@ def chain(*ops, shape=(6,)):
     return g.check()
 
 
-def run_ort(model_bytes, inputs):
-    sess = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
+def run_ort(model, inputs):
+    sess = ort.InferenceSession(model.onnx.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, inputs)))
 
@@ -75,7 +75,7 @@ def test_blame_on_the_reference_framework_when_numpy_sides_with_the_system():
     gir = chain(E.Relu(), WrongInTorch(), E.Sigmoid())
     x = np.linspace(-1, 1, 6, dtype=np.float32)
 
-    def numpy_system(model_bytes, inputs):
+    def numpy_system(model, inputs):
         vals = evaluate(gir, {}, inputs)
         return {v: vals[v] for v in expose_all(gir).outputs}
 

@@ -1,0 +1,104 @@
+"""TensorFlow: eager (``tf-cpu``, the reference of the TF systems) and XLA (``xla-cpu`` / ``xla-gpu``:
+``tf.function(jit_compile=True)``). They take the GraphIR payload and build the model with the TF lowerings."""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend, BackendUnavailable
+
+
+class _TfBackend(Backend):
+    system = "tf"
+    formats = ("gir",)
+    lowering = "tf"
+    device = "cpu"
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        from nnfuzz.materialize.tensorflow.lazy import tf
+
+        self._tf = tf
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        if self.device == "cpu":  # keep a GPU build on the CPU for the -cpu backends
+            tf.config.set_visible_devices([], "GPU")
+
+    @classmethod
+    def check_available(cls) -> None:
+        try:
+            import tensorflow  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"{cls.name} needs tensorflow ({e}); install it with `pip install -e '.[tf]'`")
+
+    @property
+    def version(self) -> str:
+        return self._tf.__version__
+
+    @property
+    def version_id(self) -> str:
+        return self._tf.version.GIT_VERSION
+
+    def _graph(self, payload: bytes):
+        from nnfuzz.materialize.portable import unpack
+        from nnfuzz.materialize.tensorflow.module import TFGraph
+
+        gir, weights = unpack(payload)
+        return TFGraph(gir, weights)
+
+    def _device(self):
+        return self._tf.device("/GPU:0" if self.device == "gpu" else "/CPU:0")
+
+
+class TfEagerBackend(_TfBackend):
+    """TF eager, op by op: the reference the TF systems are compared with (also a system under test
+    against torch eager)."""
+    name = "tf-cpu"
+
+    def compile(self, payload: bytes):
+        return self._graph(payload)
+
+    def run(self, graph, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        with self._device():
+            return graph.eager(inputs)
+
+
+class XlaCpuBackend(_TfBackend):
+    name = "xla-cpu"
+    system = "xla"
+    reference = "tf-cpu"
+    unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
+
+    def __init__(self, jit_compile: bool = True, **options):
+        super().__init__(jit_compile=jit_compile, **options)
+        self.choice("jit_compile", jit_compile, (True, False))
+        self.jit_compile = jit_compile
+
+    def compile(self, payload: bytes):
+        graph = self._graph(payload)
+        fn = graph.function(jit_compile=self.jit_compile)
+        zeros = [self._tf.zeros(s.shape, s.dtype) for s in graph.input_signature]
+        with self._device():
+            fn(*zeros)  # XLA compiles on the first call: errors belong to the compile stage
+        return graph, fn
+
+    def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        graph, fn = compiled
+        with self._device():
+            return graph.outputs(fn(*graph.feed(inputs)))
+
+
+class XlaGpuBackend(XlaCpuBackend):
+    name = "xla-gpu"
+    device = "gpu"
+
+    @classmethod
+    def check_available(cls) -> None:
+        super().check_available()
+        import tensorflow as tf
+
+        if not tf.config.list_physical_devices("GPU"):
+            raise BackendUnavailable("xla-gpu needs TensorFlow with CUDA and an NVIDIA GPU, but "
+                                     "tf.config.list_physical_devices('GPU') is empty here (tensorflow-cpu, or no "
+                                     "GPU); install `tensorflow[and-cuda]` on a GPU machine, or use backend=xla-cpu")

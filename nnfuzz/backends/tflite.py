@@ -1,0 +1,55 @@
+"""TFLite: the TF model converted with the TFLite converter (builtin ops only) and run by the LiteRT
+interpreter (``ai-edge-litert``; ``tf.lite.Interpreter`` is deprecated)."""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from nnfuzz.backends.base import BackendUnavailable
+from nnfuzz.backends.tf import _TfBackend
+
+
+class TfliteBackend(_TfBackend):
+    name = "tflite-cpu"
+    system = "tflite"
+    reference = "tf-cpu"
+
+    @classmethod
+    def check_available(cls) -> None:
+        super().check_available()
+        try:
+            import ai_edge_litert.interpreter  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"tflite-cpu needs the LiteRT interpreter ({e}); "
+                                     "install it with `pip install ai-edge-litert`")
+
+    @property
+    def version_id(self) -> str:
+        import importlib.metadata
+
+        return f"tf {self._tf.version.GIT_VERSION}, ai-edge-litert {importlib.metadata.version('ai-edge-litert')}"
+
+    def compile(self, payload: bytes):
+        from ai_edge_litert.interpreter import Interpreter
+
+        graph = self._graph(payload)
+        module = graph.module()
+        concrete = module.__call__.get_concrete_function()
+        converter = self._tf.lite.TFLiteConverter.from_concrete_functions([concrete], module)
+        converter.target_spec.supported_ops = [self._tf.lite.OpsSet.TFLITE_BUILTINS]
+        flatbuffer = converter.convert()
+        interp = Interpreter(model_content=flatbuffer, num_threads=1)
+        runner = interp.get_signature_runner()
+        return graph, runner, _output_names(concrete, graph.gir.outputs)
+
+    def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        graph, runner, names = compiled
+        feed = {i: np.ascontiguousarray(inputs[i], dtype=graph.gir.vars[i].dtype.numpy()) for i in graph.gir.inputs}
+        out = runner(**feed)
+        return {ours: np.asarray(out[theirs]) for theirs, ours in names.items()}
+
+
+def _output_names(concrete, ours) -> Dict[str, str]:
+    """The converter names a list of outputs output_0, output_1, ...: map them to the GraphIR's names."""
+    return {f"output_{k}": name for k, name in enumerate(ours)}
