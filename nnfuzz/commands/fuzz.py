@@ -2,6 +2,8 @@
 
     nnfuzz fuzz backend=tvm-gpu time=8h
     nnfuzz fuzz backend=ort-cpu time=30s fuzz.out=bugs/ mgen.max_nodes=10
+    nnfuzz fuzz backend=tvm-cpu oracle=optlevel         (default_build vs default pipeline)
+    nnfuzz fuzz backend=tvm-cpu cmp.with=openvino-cpu   (two systems on the same model)
 
 Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines log of every test goes to
 ``<fuzz.out>/campaign.jsonl``. Exit code 0 when the campaign ran (bugs or not), 2 on a configuration
@@ -38,6 +40,7 @@ def campaign_config(cfg):
         opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
+        oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
     )
 
 
@@ -50,16 +53,16 @@ def _flag(v, name: str) -> bool:
 
 
 def run(cfg) -> int:
-    from nnfuzz.backends.registry import backend_class
     from nnfuzz.fuzz.campaign import run_campaign
+    from nnfuzz.fuzz.oracles import oracle_spec
     from nnfuzz.ui import use_rich
 
     cc = campaign_config(cfg)
     use_rich(cc.ui)  # validates ui= before anything slow
-    backend_class(cc.backend)  # unknown name -> ConfigError listing the known ones
+    oracle_spec(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
     counters = run_campaign(cc)
     print(json.dumps({
-        "backend": cc.backend, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
+        "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),

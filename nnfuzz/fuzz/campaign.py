@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
+import numpy as np
+
 import nnfuzz
 from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
@@ -45,12 +47,19 @@ class CampaignConfig:
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = False                 # shrink each bug with a new signature right after saving it
     reduce_s: float = 30.0               # time budget per reduction
+    oracle: str = "reference"            # reference | optlevel | devices (fuzz/oracles.py)
+    cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
 
 
 class Campaign:
-    def __init__(self, cfg: CampaignConfig, ops: List[type]):
+    def __init__(self, cfg: CampaignConfig, ops: List[type], spec=None):
+        from nnfuzz.fuzz.oracles import OracleSpec
+
         self.cfg = cfg
         self.ops = ops
+        self.spec = spec or OracleSpec("reference")
+        self.expected = None             # the expected side's Sandbox, when it is another run than torch eager
+        self.expected_info: Dict = {}
         self.deadline = time.monotonic() + cfg.time_s
         self.counters = Counters()
         self.store = BugStore(cfg.out)
@@ -70,9 +79,12 @@ class Campaign:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def run(self, sandbox) -> Counters:
-        """Run tests until the time bound (or max_tests). ``sandbox`` is started by the caller."""
+    def run(self, sandbox, expected=None) -> Counters:
+        """Run tests until the time bound (or max_tests). ``sandbox`` (and ``expected``, the sandbox of
+        the oracle's expected side, if any) are started by the caller."""
         self.info = sandbox.info
+        self.expected = expected
+        self.expected_info = expected.info if expected is not None else {}
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.info.get('version', '?')})"
         seed = self.cfg.policy.seed
         try:
@@ -147,6 +159,7 @@ class Campaign:
             return
         if self.left() <= 0:
             return
+        p.side = "actual"
         verdict, res = self._test(sandbox, p)
         if verdict is None:
             self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
@@ -168,18 +181,52 @@ class Campaign:
         self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {msg}")
         self.log.write({**rec, "verdict": "nnfuzz-error", "error": msg})
 
-    def _test(self, sandbox, p: "Produced"):
+    def _run_on(self, sandbox, p: "Produced"):
+        """Run ``p`` on ``sandbox``; None when the campaign's own time bound cut it short."""
         timeout = max(0.05, min(self.cfg.test_timeout, self.left()))
-        res = sandbox.run(p.model_bytes, p.oracle.input, timeout=timeout)
+        res = sandbox.run(p.payload(sandbox.format), p.oracle.input, timeout=timeout)
         if res.status == "timeout" and timeout < self.cfg.test_timeout:
-            return None, res  # cut short by the campaign's own time bound: not tested, not a timeout
+            return None  # cut short by the campaign's own time bound: not tested, not a timeout
         for k, v in res.seconds.items():
             self.counters.seconds[k] += v
+        return res
+
+    def _expected_outputs(self, p: "Produced"):
+        """(outputs to compare with, None) or (None, a verdict saying why there are none). Torch eager's
+        outputs unless the oracle runs another system; undefined (None) stays undefined."""
+        if self.expected is None or p.oracle.output is None:
+            return p.oracle.output, None
+        res = self._run_on(self.expected, p)
+        if res is None:
+            return None, "cut"
+        if res.status != "ok":
+            system = self.expected_info.get("system") or self.spec.expected.split("-")[0]
+            v = judge(res, None, system, self.tolerances)
+            if not v.is_bug:
+                return None, Verdict.unsupported(f"the expected side ({self.spec.expected}): {v.summary}", v.detail)
+            p.side = "expected"  # a bug of the expected side's system: saved under its name
+            return None, v
+        outs = res.outputs or {}
+        if not all(np.isfinite(a.astype(np.float64)).all() for a in outs.values() if a.dtype.kind in "fc" or
+                   str(a.dtype) == "bfloat16"):
+            return None, None  # NaN/Inf on the expected side: undefined, nothing to compare
+        return outs, None
+
+    def _test(self, sandbox, p: "Produced"):
+        res = self._run_on(sandbox, p)
+        if res is None:
+            return None, res
         system = self.info.get("system") or self.cfg.backend.split("-")[0]
+        expected, why = (None, None) if res.status != "ok" else self._expected_outputs(p)
+        if why == "cut":
+            return None, res
+        if why is not None:
+            return why, res
+        p.expected = expected
 
         def verdict_now():
             o = p.oracle
-            return judge(res, o.output, system, self.tolerances, twin=o.output_f64, jitter=o.output_f64_jitter)
+            return judge(res, expected, system, self.tolerances, twin=o.output_f64, jitter=o.output_f64_jitter)
 
         verdict = verdict_now()
         if verdict.symptom is Symptom.inconsistency and p.oracle.output_f64 is None:
@@ -227,26 +274,56 @@ class Campaign:
                          + (f"{out['nodes_before']} -> {out['nodes_after']} nodes" if "nodes_after" in out
                             else out.get("note", "")))
 
+    def _oracle_meta(self, side: str) -> dict:
+        """meta.json's ``oracle``: which oracle found the bug, and both sides' systems and versions."""
+        under_test = {"system": self.cfg.backend, "version": self.info.get("version"),
+                      "version_id": self.info.get("version_id"), "options": self.cfg.backend_options}
+        if self.expected is None:
+            import torch
+
+            other = {"system": "torch-eager", "version": torch.__version__, "version_id": torch.version.git_version}
+        else:
+            other = {"system": self.spec.expected, "version": self.expected_info.get("version"),
+                     "version_id": self.expected_info.get("version_id"), "options": self.spec.expected_options}
+        return {"kind": self.spec.kind, "side": side, "under_test": under_test, "expected": other}
+
+    def _tf_writer(self, p: "Produced"):
+        """A writer of the ``model/`` SavedModel folder for bugs of TF systems (None for the others)."""
+        if (self.expected_info if p.side == "expected" else self.info).get("lowering") != "tf":
+            return None
+
+        def write(path):
+            from nnfuzz.gir import GraphIR
+            from nnfuzz.materialize.tensorflow.module import TFGraph
+
+            TFGraph(GraphIR.loads(p.gir_text), p.weights).save(path)
+
+        return write
+
     def _confirm_and_save(self, sandbox, p: "Produced", verdict: Verdict, res, rec) -> str:
         c = self.counters
-        flaky = False
+        flaky, side, expected = False, p.side, p.expected
         if self.cfg.rerun and self.left() > 0:
             again, _ = self._test(sandbox, p)
             flaky = again is not None and again.label != verdict.label
+            p.side, p.expected = side, expected
+        info, system = (self.expected_info, self.spec.expected) if p.side == "expected" else (self.info, self.cfg.backend)
         meta = {
-            "system": self.cfg.backend, "version": self.info.get("version"), "symptom": verdict.symptom.value,
-            "version_id": self.info.get("version_id"), "stage": verdict.stage.value, "seed": p.seed,
+            "system": system, "version": info.get("version"), "symptom": verdict.symptom.value,
+            "version_id": info.get("version_id"), "stage": verdict.stage.value, "seed": p.seed,
             "flaky": flaky, "summary": verdict.summary, "errors": verdict.errors,
             "nodes": rec.get("nodes"), "ops": rec.get("ops"), "nnfuzz": nnfuzz.__version__,
             "backend_options": self.cfg.backend_options, "policy": dataclasses.asdict(self.cfg.policy),
             "opset": self.cfg.opset, "timings": rec.get("seconds", {}), "signal": res.signal,
-            "search": p.search,
+            "search": p.search, "format": (self.expected if p.side == "expected" else sandbox).format,
+            "oracle": self._oracle_meta(p.side),
             **(self._localize(sandbox, p) if verdict.symptom is Symptom.inconsistency else {}),
         }
         err_log = f"{verdict.summary}\n\n{verdict.detail}\n"
         meta["signature"], meta["duplicate_of"] = self.dedup.check(meta, err_log)
-        path = self.store.save(model_bytes=p.model_bytes, gir_text=p.gir_text, oracle=p.oracle.to_dict(),
-                               meta=meta, err_log=err_log)
+        oracle = {**p.oracle.to_dict(), "output": p.expected if p.side == "actual" else p.oracle.output}
+        path = self.store.save(model_bytes=p.payload(meta["format"]), gir_text=p.gir_text, oracle=oracle,
+                               meta=meta, err_log=err_log, fmt=meta["format"], tf_model=self._tf_writer(p))
         self.dedup.saved(meta["signature"], path.name)
         c.bugs_saved += 1
         c.new_unique += meta["duplicate_of"] is None
@@ -276,9 +353,19 @@ class Produced:
     search: Optional[Dict] = None        # the value search's summary
     timings: Dict = dataclasses.field(default_factory=dict)
     model: object = None                 # the Model when made in this process (not sent between processes)
+    expected: Optional[Dict] = None      # the outputs it was compared with (the oracle's expected side)
+    side: str = "actual"                 # whose bug a failure is: "actual" or "expected" (the other system)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
+
+    def payload(self, fmt: str) -> bytes:
+        """The model for a backend taking ``fmt``: the ONNX bytes or the GraphIR payload."""
+        if fmt == "onnx":
+            return self.model_bytes
+        from nnfuzz.materialize.portable import pack
+
+        return pack(self.gir_text, self.weights)
 
     def add_twins(self) -> None:
         """Compute the float64 twins, rebuilding the torch model from the graph and seed if needed."""
@@ -335,10 +422,9 @@ def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: 
     import traceback
 
     from nnfuzz.generate.opset import select_ops
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    ops = [c for c in select_ops(cc.policy, usable=has_torch_lowering) if c.name in set(op_names)]
+    ops = [c for c in select_ops(cc.policy) if c.name in set(op_names)]
     seed = first_seed
     while not stop.is_set() and time.time() < wall_deadline:
         try:
@@ -357,17 +443,41 @@ def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: 
 def run_campaign(cc: CampaignConfig) -> Counters:
     """Start the sandbox (a backend that cannot run fails here, before any test), probe op support
     unless disabled, and run the campaign until its time bound."""
+    import contextlib
+
+    from nnfuzz.fuzz.oracles import OracleSpec, oracle_spec
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.generate.opset import select_ops
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
 
-    ops = select_ops(cc.policy, usable=has_torch_lowering)
-    with Sandbox(cc.backend, cc.backend_options, test_timeout=cc.test_timeout,
-                 memory_limit_mb=cc.memory_limit_mb, backend_path=cc.backend_path) as sandbox:
-        campaign = Campaign(cc, ops)
-        sandbox.start()
+    spec = OracleSpec("reference") if cc.backend_path else \
+        oracle_spec(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
+
+    def sandbox_for(name, options, path=None):
+        return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
+                       backend_path=path)
+
+    with contextlib.ExitStack() as stack:
+        sandbox = stack.enter_context(sandbox_for(cc.backend, cc.backend_options, cc.backend_path))
+        expected = None
+        if spec.expected is not None:
+            expected = stack.enter_context(sandbox_for(spec.expected, spec.expected_options))
+        lowerings = {sandbox.info.get("lowering", "torch")} | ({expected.info.get("lowering")} if expected else set())
+        ops = select_ops(cc.policy, usable=usable_with(lowerings))
+        campaign = Campaign(cc, ops, spec)
         if cc.probe:
             from nnfuzz.fuzz.probe import probe_support
 
             campaign.ops = probe_support(sandbox, ops, cc, campaign)
-        return campaign.run(sandbox)
+        return campaign.run(sandbox, expected)
+
+
+def usable_with(lowerings):
+    """The op filter for systems built from ``lowerings``: every model has a torch lowering (the value
+    search and the reference run on torch); TF systems also need a TF lowering."""
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+
+    if "tf" in lowerings:
+        from nnfuzz.materialize.tensorflow.lowering import has_tf_lowering
+
+        return lambda c: has_torch_lowering(c) and has_tf_lowering(c)
+    return has_torch_lowering

@@ -1,6 +1,8 @@
 """The bug store: ``bugs/NNNN/`` folders, numbered without gaps, each written atomically.
 
-A folder holds model.onnx, gir.json, oracle.pkl, meta.json and err.log (see docs/bug-format.md).
+A folder holds model.onnx (or model.gir, the GraphIR payload, for systems that build the model themselves,
+plus the model/ SavedModel folder for TF systems), gir.json, oracle.pkl, meta.json and err.log (see
+docs/bug-format.md).
 A second campaign into the same store continues the numbering. Temporary folders from an
 interrupted write are hidden (``.NNNN.*``) and never take a number.
 """
@@ -10,13 +12,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from nnfuzz.errors import NNFuzzError
 from nnfuzz.triage.folder import BugFolderError, dump_oracle, load_oracle, write_bytes, write_folder_atomic, write_json
 
 BUG_DIR = re.compile(r"^\d{4}$")
-REQUIRED = ("model.onnx", "oracle.pkl", "meta.json")
+REQUIRED = ("oracle.pkl", "meta.json")
+MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir"}
 META_KEYS = ("system", "version", "symptom", "version_id")
 
 
@@ -27,6 +30,7 @@ class Bug:
     oracle: dict
     meta: dict
     gir_text: Optional[str] = None
+    format: str = "onnx"                 # of model_bytes: "onnx" or "gir" (nnfuzz.materialize.portable)
 
 
 class BugStore:
@@ -38,12 +42,15 @@ class BugStore:
             return []
         return sorted(int(p.name) for p in self.root.iterdir() if p.is_dir() and BUG_DIR.match(p.name))
 
-    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: dict, err_log: str) -> Path:
+    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: dict, err_log: str,
+             fmt: str = "onnx", tf_model: Optional[Callable[[Path], None]] = None) -> Path:
+        """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems)."""
         for k in META_KEYS:
             if k not in meta:
                 raise NNFuzzError(f"meta.json must hold {k!r}; got keys {sorted(meta)}")
         writers = {
-            "model.onnx": write_bytes(model_bytes),
+            MODEL_FILES[fmt]: write_bytes(model_bytes),
+            **({"model": tf_model} if tf_model is not None else {}),
             "gir.json": write_bytes(gir_text.encode()),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
             "meta.json": write_json(meta),
@@ -67,8 +74,10 @@ def load_bug(path) -> Bug:
     if not path.is_dir():
         raise BugFolderError(f"{path} is not a folder; pass a bug folder such as bugs/0042/")
     missing = [f for f in REQUIRED if not (path / f).is_file()]
-    if missing:
-        raise BugFolderError(f"{path} lacks {missing}; a bug folder holds {list(REQUIRED)} (+ gir.json, err.log)")
+    models = [fmt for fmt, f in MODEL_FILES.items() if (path / f).is_file()]
+    if missing or not models:
+        raise BugFolderError(f"{path} lacks {missing + ([] if models else ['model.onnx'])}; a bug folder holds "
+                             f"model.onnx (or model.gir), {list(REQUIRED)} (+ gir.json, err.log)")
     try:
         meta = json.loads((path / "meta.json").read_text())
     except (ValueError, UnicodeDecodeError) as e:
@@ -77,5 +86,6 @@ def load_bug(path) -> Bug:
         raise BugFolderError(f"{path}/meta.json must be an object with keys {list(META_KEYS)}")
     oracle = load_oracle(path / "oracle.pkl")
     gir = (path / "gir.json").read_text() if (path / "gir.json").is_file() else None
-    return Bug(path, (path / "model.onnx").read_bytes(), oracle, meta, gir)
+    fmt = models[0]
+    return Bug(path, (path / MODEL_FILES[fmt]).read_bytes(), oracle, meta, gir, fmt)
 

@@ -157,7 +157,7 @@ def test_killing_the_campaign_leaves_no_half_written_bug_folder(tmp_path):
     assert len(folders) >= 5
     assert folders == [f"{k:04d}" for k in range(len(folders))], "numbered without gaps"
     for name in folders:
-        assert all((out / name / f).is_file() for f in REQUIRED + ("gir.json", "err.log")), name
+        assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
         load_bug(out / name)
     # a second campaign into the same store continues the numbering
     _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=1)

@@ -1,0 +1,132 @@
+"""TorchInductor: the GraphIR payload -> GraphModule -> torch.compile(backend="inductor", fullgraph=True).
+
+compile() also makes the first call (on zeros of the inputs' shapes and dtypes), so that tracing and
+code generation, which torch.compile does lazily on the first call, are staged "compile"; run() then
+calls the compiled module on the real inputs (same shapes, dtypes and grad mode: no recompile).
+
+Every compile starts with ``torch._dynamo.reset()``: all models share one code object
+(``GraphModule.forward``), so without it dynamo would count each new model as a recompile of the last,
+make later ones dynamic-shaped, and fail with ``FailOnRecompileLimitHit`` from the 9th model on.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend, BackendUnavailable
+
+MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+
+
+class _InductorBackend(Backend):
+    system = "inductor"
+    formats = ("gir",)
+    lowering = "torch"
+    unoptimized = None  # the optlevel oracle's baseline for inductor is torch eager: the default reference
+    torch_device = "cpu"
+
+    def __init__(self, cache_dir=None, mode=None, **options):
+        super().__init__(cache_dir=cache_dir, mode=mode, **options)
+        self.choice("mode", mode, MODES)
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            from nnfuzz.errors import ConfigError
+
+            raise ConfigError(f"backend.options.cache_dir={cache_dir!r} must be a directory path or null "
+                              "(null: torch's default cache directory)")
+        if cache_dir is not None:
+            # read by torch._inductor.runtime.cache_dir_utils.cache_dir() on every use
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.fspath(cache_dir))
+        import torch
+
+        self._torch = torch
+        self.mode = mode
+        self.cache_dir = cache_dir
+
+    @classmethod
+    def check_available(cls) -> None:
+        try:
+            import torch  # noqa: F401
+            import torch._inductor  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"{cls.name} needs torch with TorchInductor ({e}); "
+                                     "install it with `pip install torch`")
+
+    @property
+    def version(self) -> str:
+        return self._torch.__version__
+
+    @property
+    def version_id(self) -> str:
+        return getattr(self._torch.version, "git_version", None) or self._torch.__version__
+
+    def compile(self, model_bytes: bytes):
+        torch = self._torch
+        from nnfuzz.materialize.portable import unpack
+        from nnfuzz.materialize.torch.module import GraphModule
+        from nnfuzz.materialize.values import to_torch
+
+        gir, weights = unpack(model_bytes)
+        torch._dynamo.reset()
+        module = GraphModule(gir, weights).eval().to(self.torch_device)
+        fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
+        zeros = [to_torch(np.zeros([int(d) for d in gir.vars[i].shape], gir.vars[i].dtype.numpy()),
+                          gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
+        with torch.no_grad():
+            fn(*zeros)  # the first call traces and compiles
+        self._sync()
+        return fn, gir
+
+    def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        torch = self._torch
+        from nnfuzz.materialize.values import to_numpy, to_torch
+
+        fn, gir = compiled
+        xs = [to_torch(inputs[i], gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
+        with torch.no_grad():
+            outs = fn(*xs)
+            outs = [o.cpu() for o in outs]  # copies before a cudagraph replay could reuse the memory
+        return {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
+
+    def _sync(self) -> None:
+        pass
+
+
+class InductorCpuBackend(_InductorBackend):
+    name = "inductor-cpu"
+    device = "cpu"
+
+
+class InductorGpuBackend(_InductorBackend):
+    name = "inductor-gpu"
+    device = "gpu"
+    torch_device = "cuda"
+
+    def __init__(self, cache_dir=None, mode=None, **options):
+        super().__init__(cache_dir=cache_dir, mode=mode, **options)
+        torch = self._torch
+        # full float32 like the CPU reference: no TF32 in cuBLAS/cuDNN matmuls and convolutions
+        try:
+            torch.backends.cuda.matmul.fp32_precision = "ieee"
+            torch.backends.cudnn.conv.fp32_precision = "ieee"
+        except AttributeError:  # torch < 2.9
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+
+    @classmethod
+    def check_available(cls) -> None:
+        super().check_available()
+        import torch
+
+        if not torch.cuda.is_available():
+            cuda = torch.version.cuda
+            why = (f"this torch ({torch.__version__}) is a CPU-only build" if cuda is None
+                   else f"torch (CUDA {cuda}) finds no usable GPU (no GPU or no driver)")
+            raise BackendUnavailable(
+                f"inductor-gpu needs a CUDA GPU, but torch.cuda.is_available() is False: {why}; "
+                "use backend=inductor-cpu here, or install a CUDA build of torch on a machine with an NVIDIA GPU"
+            )
+
+    def _sync(self) -> None:
+        self._torch.cuda.synchronize()

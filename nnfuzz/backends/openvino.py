@@ -1,0 +1,79 @@
+"""OpenVINO on CPU: ONNX bytes -> Core.read_model (its ONNX frontend, from memory) -> compile_model("CPU").
+
+The inference precision is pinned (``INFERENCE_PRECISION_HINT``): left alone, the CPU plugin computes
+float32 models in bfloat16 on CPUs that support it (AVX512-BF16, AMX), which a float32 reference would
+report as wrong values. One inference thread, like ort-cpu.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend, BackendUnavailable
+
+PRECISIONS = ("f32", "bf16", "f16")
+
+
+class OpenVinoBackend(Backend):
+    name = "openvino-cpu"
+    system = "openvino"
+    device = "cpu"
+    unoptimized = None  # the CPU plugin has no switch that turns its graph transformations off
+
+    def __init__(self, precision: str = "f32", **options):
+        super().__init__(precision=precision, **options)
+        self.choice("precision", precision, PRECISIONS)
+        import openvino as ov
+
+        self._ov = ov
+        self.core = ov.Core()
+        self.precision = precision
+        self.config = {"INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": 1}
+
+    @classmethod
+    def check_available(cls) -> None:
+        try:
+            import openvino  # noqa: F401
+        except ImportError as e:
+            raise BackendUnavailable(f"openvino-cpu needs openvino ({e}); install it with `pip install openvino`")
+
+    @property
+    def version(self) -> str:
+        return self._ov.__version__.split("-")[0]
+
+    @property
+    def version_id(self) -> str:
+        return self._ov.get_version()  # "2026.4.1-22982-e213a147257-releases/2026/4": build number and commit
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        names = [o.name for o in onnx.load_model_from_string(model_bytes).graph.output]
+        model = self.core.read_model(model=model_bytes)  # bytes: parsed in memory, no temporary file
+        return self.core.compile_model(model, "CPU", self.config), names
+
+    def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        cm, names = compiled
+        wanted = {n for p in cm.inputs for n in p.get_names()}
+        feed = {k: _to_ov(self._ov, v) for k, v in inputs.items() if k in wanted}
+        req = cm.create_infer_request()
+        req.infer(feed)
+        return {n: _from_ov(req.get_tensor(cm.output(n))) for n in names}
+
+
+def _to_ov(ov, a: np.ndarray):
+    if str(a.dtype) == "bfloat16":  # numpy has no bfloat16: hand over the raw bits as an ov bf16 tensor
+        bits = np.ascontiguousarray(a).view(np.uint16)
+        t = ov.Tensor(ov.Type.bf16, ov.Shape(list(a.shape)))
+        np.copyto(t.data.view(np.uint16).reshape(a.shape), bits) if a.size else None
+        return t
+    return np.ascontiguousarray(a)
+
+
+def _from_ov(t) -> np.ndarray:
+    if t.element_type.get_type_name() == "bf16":
+        import ml_dtypes
+
+        return np.array(t.data, copy=True).view(np.uint16).view(ml_dtypes.bfloat16).reshape(list(t.shape))
+    return np.array(t.data, copy=True)

@@ -1,0 +1,74 @@
+"""Which outputs a campaign compares the system under test with (``oracle=...``, ``cmp.with=...``).
+
+- ``reference`` (default): the framework's eager run: torch eager (computed with the model), or, for a
+  system whose backend names another ``reference`` (the TF systems: ``tf-cpu``), that backend's outputs;
+- ``optlevel``: the same system with its optimisations off (the backend's ``unoptimized`` options; for
+  torch.compile, torch eager);
+- ``devices``: the same system on the other device (``X-gpu`` against ``X-cpu``);
+- ``cmp``: a second system on the same model (``cmp.with=openvino-cpu``).
+The expected side runs in a sandbox of its own; its outputs are what oracle.pkl stores as ``output``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+from nnfuzz.errors import ConfigError
+
+KINDS = ("reference", "optlevel", "devices", "cmp")
+EAGER = "eager"  # Backend.unoptimized value: the unoptimised run is the framework's eager run
+
+
+@dataclass
+class OracleSpec:
+    kind: str
+    expected: Optional[str] = None          # backend of the expected side (None: torch eager, from the model)
+    expected_options: Dict = field(default_factory=dict)
+
+    def describe(self, backend: str) -> str:
+        return f"{backend} vs {self.expected or 'torch eager'} ({self.kind})"
+
+
+def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] = None) -> OracleSpec:
+    """The oracle for a campaign on ``backend``; a combination that cannot work is a ConfigError."""
+    from nnfuzz.backends.registry import BACKENDS, backend_class
+
+    if kind not in KINDS:
+        raise ConfigError(f"oracle={kind!r} is unknown; choose one of {list(KINDS)} (cmp via cmp.with=<backend>)")
+    cls = backend_class(backend)
+    if cmp_with:
+        if kind not in ("reference", "cmp"):
+            raise ConfigError(f"oracle={kind} and cmp.with={cmp_with} both choose the expected side; use one")
+        backend_class(cmp_with)
+        if cmp_with == backend:
+            raise ConfigError(f"cmp.with={cmp_with} is the backend under test itself; name another system "
+                              f"(known: {sorted(BACKENDS)}), or use oracle=optlevel")
+        return OracleSpec("cmp", cmp_with)
+    if kind == "cmp":
+        raise ConfigError("oracle=cmp needs the second system: cmp.with=<backend>, e.g. cmp.with=openvino-cpu")
+    if kind == "reference":
+        return OracleSpec("reference", cls.reference)
+    if kind == "optlevel":
+        off = cls.unoptimized
+        if off is None:
+            able = sorted(n for n in BACKENDS if _unoptimized(n) is not None)
+            raise ConfigError(f"oracle=optlevel: {backend} has no switch that turns its optimisations off; "
+                              f"backends with one: {able}")
+        if off == EAGER:
+            return OracleSpec("optlevel", None)
+        return OracleSpec("optlevel", backend, {**options, **off})
+    system, _, device = backend.rpartition("-")
+    other = f"{system}-{'cpu' if device == 'gpu' else 'gpu'}"
+    if device not in ("cpu", "gpu") or other not in BACKENDS:
+        raise ConfigError(f"oracle=devices needs a system with both a -cpu and a -gpu backend; {backend} has no "
+                          f"{other}")
+    return OracleSpec("devices", other, dict(options))
+
+
+def _unoptimized(name: str):
+    from nnfuzz.backends.registry import backend_class
+
+    try:
+        return backend_class(name).unoptimized
+    except ImportError:
+        return None
