@@ -43,12 +43,8 @@ def _const(value, x):
     return tf.constant(value, x.dtype)
 
 
-def _hardsigmoid(x):
-    return tf.nn.relu6(x + _const(3.0, x)) / _const(6.0, x)
-
-
 tf_lower_each({
-    E.HardSigmoid: _hardsigmoid,  # relu6(x + 3) / 6, not Keras' 0.2 * x + 0.5
+    E.HardSigmoid: lambda x: tf.nn.relu6(x + _const(3.0, x)) / _const(6.0, x),  # not Keras' 0.2 * x + 0.5
     E.HardSwish: lambda x: x * tf.nn.relu6(x + _const(3.0, x)) / _const(6.0, x),
     E.Mish: lambda x: x * tf.math.tanh(tf.math.softplus(x)),
     E.Tanhshrink: lambda x: x - tf.math.tanh(x),

@@ -1,4 +1,6 @@
 """TF lowerings of the reductions over one axis and of Softmax, LogSoftmax and CumSum."""
+from functools import partial
+
 from nnfuzz.abstract.ops import reduce as R
 from nnfuzz.materialize.tensorflow.lazy import tf
 from nnfuzz.materialize.tensorflow.lowering import TF_LOWERINGS, tf_lowers
@@ -15,8 +17,14 @@ _REDUCE = {
     R.ReduceL2: lambda x, axis, keepdims: tf.math.sqrt(tf.math.reduce_sum(tf.math.square(x), axis, keepdims)),
     R.LogSumExp: lambda x, axis, keepdims: tf.math.reduce_logsumexp(x, axis, keepdims),
 }
+
+
+def _reduce(f, op, x):
+    return f(x, op.axis, op.keepdims)
+
+
 for _cls, _fn in _REDUCE.items():
-    TF_LOWERINGS[_cls] = (lambda f: lambda op, x: f(x, op.axis, op.keepdims))(_fn)
+    TF_LOWERINGS[_cls] = partial(_reduce, _fn)
 
 
 def _arg(find, x, axis, keepdims):
