@@ -1,8 +1,8 @@
 """`nnfuzz reduce bugs/0042/`: shrink a saved bug while its signature holds: delete nodes
 (triage/reduce.py), then shrink shapes and attributes by re-solving the constraints (triage/shrink.py).
 
-The original files move to ``bugs/0042/original/``; the reduced model.onnx, gir.json, oracle.pkl and
-meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
+The original files move to ``bugs/0042/original/``; the reduced model (model.onnx or model.gir, and
+model/ for TF systems), gir.json, oracle.pkl and meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
 untouched. Exit codes: 0 reduced (or nothing to remove), 1 the signature could not be checked or was
 lost on re-check (bug untouched), 2 bad arguments or a malformed bug folder.
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-FILES = ("model.onnx", "gir.json", "oracle.pkl", "meta.json", "err.log")
+FILES = ("model.onnx", "model.gir", "gir.json", "oracle.pkl", "meta.json", "err.log")
 
 
 def run(cfg, positional, overrides) -> int:
@@ -59,10 +59,16 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
     from nnfuzz.triage.shrink import shrink, total_elements
 
     t0 = time.monotonic()
+    from nnfuzz.triage.bugstore import bug_weights
+
     gir = GraphIR.loads(bug.gir_text)
-    weights = _initializers(bug.model_bytes, gir.weights)
+    weights = bug_weights(bug)
     if weights is None:
         return {"bug": str(bug.path), "status": "not-reduced", "note": "model.onnx lacks some weight initializers"}
+    expected = (bug.meta.get("oracle") or {}).get("expected", {}).get("system", "torch-eager")
+    if bug.meta.get("symptom") == "inconsistency" and expected != "torch-eager":
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"reduction compares with torch eager, but this inconsistency was found against {expected}"}
     err_log = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
     want = bug.meta.get("signature") or signature(bug.meta, err_log)
     start = Candidate(gir, weights, dict(bug.oracle["input"]))
@@ -133,16 +139,6 @@ class _Checker:
         return signature(meta, f"{verdict.summary}\n\n{verdict.detail}\n")
 
 
-def _initializers(model_bytes, names):
-    import onnx
-    from onnx import numpy_helper
-
-    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load_from_string(model_bytes).graph.initializer}
-    if any(n not in inits for n in names):
-        return None
-    return {n: inits[n] for n in names}
-
-
 def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
     """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
     it and swapped in, so an interruption leaves either the old or the new folder)."""
@@ -159,14 +155,25 @@ def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
                         "elements_after": total_elements(best), "seconds": seconds}}
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"\n[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
+    from nnfuzz.materialize.portable import model_payload
+    from nnfuzz.triage.bugstore import MODEL_FILES
+
     writers = {
-        "model.onnx": write_bytes(model.onnx.SerializeToString()),
+        MODEL_FILES[bug.format]: write_bytes(model_payload(best.gir, best.weights, model.onnx, bug.format)),
         "gir.json": write_bytes(best.gir.dumps().encode()),
         "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
         "meta.json": write_json(meta),
         "err.log": write_bytes(old.get("err.log", b"") + note),
         **{f"original/{name}": _write_into_subfolder(data) for name, data in old.items()},
     }
+    if (bug.path / "model").is_dir():  # a TF system's SavedModel: the reduced one, and the original kept
+        def saved_model(path: Path) -> None:
+            from nnfuzz.materialize.tensorflow.module import TFGraph
+
+            TFGraph(best.gir, best.weights).save(path)
+
+        writers["model"] = saved_model
+        writers["original/model"] = lambda path: shutil.copytree(bug.path / "model", path)
     tmp_dest = bug.path.parent / f".{bug.path.name}.reduced"
     shutil.rmtree(tmp_dest, ignore_errors=True)
     write_folder_atomic(tmp_dest, writers)

@@ -44,8 +44,10 @@ def run(cfg, positional, overrides) -> int:
     with Sandbox(backend, options or {}, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         info = sandbox.start()
-        res = sandbox.run(bug.model_bytes, bug.oracle["input"])
-    verdict = judge(res, bug.oracle["output"], backend.split("-")[0], tolerances,
+        from nnfuzz.triage.bugstore import bug_payload
+
+        res = sandbox.run(bug_payload(bug, sandbox.format, int(bug.meta.get("opset", 17))), bug.oracle["input"])
+    verdict = judge(res, bug.oracle["output"], info.get("system") or backend.split("-")[0], tolerances,
                     bug.oracle.get("output_f64"), bug.oracle.get("output_f64_jitter"))
     recorded = bug.meta["symptom"]
     if verdict.is_bug and verdict.label == recorded:

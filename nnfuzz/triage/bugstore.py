@@ -89,3 +89,39 @@ def load_bug(path) -> Bug:
     fmt = models[0]
     return Bug(path, (path / MODEL_FILES[fmt]).read_bytes(), oracle, meta, gir, fmt)
 
+
+
+def bug_weights(bug: Bug):
+    """The weights of ``bug``'s graph (from the ONNX initializers or the GraphIR payload); None if the
+    model lacks one of the graph's weights."""
+    from nnfuzz.gir import GraphIR
+
+    if bug.format == "gir":
+        from nnfuzz.materialize.portable import unpack
+
+        return unpack(bug.model_bytes)[1]
+    import onnx
+    from onnx import numpy_helper
+
+    names = GraphIR.loads(bug.gir_text).weights if bug.gir_text else []
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load_from_string(bug.model_bytes).graph.initializer}
+    if any(n not in inits for n in names):
+        return None
+    return {n: inits[n] for n in names}
+
+
+def bug_payload(bug: Bug, fmt: str, opset: int = 17) -> bytes:
+    """``bug``'s model in format ``fmt`` (to replay it on a system that takes the other format)."""
+    if fmt == bug.format:
+        return bug.model_bytes
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.portable import model_payload
+
+    weights = bug_weights(bug)
+    if bug.gir_text is None or weights is None:
+        raise BugFolderError(f"{bug.path} holds a {bug.format} model without the gir.json and weights needed to "
+                             f"turn it into {fmt}; replay it on a system that takes {bug.format}")
+    gir = GraphIR.loads(bug.gir_text)
+    model = build_model(gir, 0, export=fmt == "onnx", opset=opset, values=(weights, dict(bug.oracle["input"])))
+    return model_payload(gir, weights, model.onnx, fmt)
