@@ -12,6 +12,7 @@ COMMANDS = {
     "reduce": "shrink a bug's graph while its signature holds: nnfuzz reduce bugs/0042/ [reduce_s=120]",
     "dedup": "group bugs by root cause, write bugs/index.json and bugs/README.md: nnfuzz dedup bugs/",
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
+    "backends": "list the known systems under test, whether each can run here and why not: nnfuzz backends",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
 }
 

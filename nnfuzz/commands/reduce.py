@@ -167,12 +167,9 @@ def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
         **{f"original/{name}": _write_into_subfolder(data) for name, data in old.items()},
     }
     if (bug.path / "model").is_dir():  # a TF system's SavedModel: the reduced one, and the original kept
-        def saved_model(path: Path) -> None:
-            from nnfuzz.materialize.tensorflow.module import TFGraph
+        from nnfuzz.materialize.tensorflow.module import saved_model_writer
 
-            TFGraph(best.gir, best.weights).save(path)
-
-        writers["model"] = saved_model
+        writers["model"] = saved_model_writer(best.gir.dumps(), best.weights)
         writers["original/model"] = lambda path: shutil.copytree(bug.path / "model", path)
     tmp_dest = bug.path.parent / f".{bug.path.name}.reduced"
     shutil.rmtree(tmp_dest, ignore_errors=True)

@@ -291,14 +291,9 @@ class Campaign:
         """A writer of the ``model/`` SavedModel folder for bugs of TF systems (None for the others)."""
         if (self.expected_info if p.side == "expected" else self.info).get("lowering") != "tf":
             return None
+        from nnfuzz.materialize.tensorflow.module import saved_model_writer
 
-        def write(path):
-            from nnfuzz.gir import GraphIR
-            from nnfuzz.materialize.tensorflow.module import TFGraph
-
-            TFGraph(GraphIR.loads(p.gir_text), p.weights).save(path)
-
-        return write
+        return saved_model_writer(p.gir_text, p.weights)
 
     def _confirm_and_save(self, sandbox, p: "Produced", verdict: Verdict, res, rec) -> str:
         c = self.counters

@@ -88,3 +88,11 @@ def check_tf_outputs(gir: GraphIR, outputs: Dict[str, np.ndarray]) -> None:
         if list(got.shape) != [int(d) for d in want.shape] or DType.parse(got.dtype) != want.dtype:
             raise OpDefinitionError(f"TF model output {name}: type_transfer says {want}, TF produced "
                                     f"{got.dtype}{list(got.shape)}")
+
+
+def saved_model_writer(gir_text: str, weights: Dict[str, np.ndarray]):
+    """``fn(path)`` writing the graph as a SavedModel folder (a bug folder's ``model/``)."""
+    def write(path) -> None:
+        TFGraph(GraphIR.loads(gir_text), weights).save(path)
+
+    return write

@@ -1,0 +1,49 @@
+"""`nnfuzz backends`: every known backend, whether it can run on this machine, and why not.
+
+Each backend's ``check_available`` runs here (it imports the system: TF, TVM, ... take seconds each). A
+line per backend, then one JSON line with the same facts. Exit code 0 whatever is missing.
+"""
+from __future__ import annotations
+
+import json
+
+
+def probe(name: str) -> dict:
+    """{name, usable, version | why, format, reference, optlevel} for one backend."""
+    from nnfuzz.backends.base import BackendUnavailable
+    from nnfuzz.backends.registry import backend_class
+
+    row = {"name": name}
+    try:
+        cls = backend_class(name)
+        row.update(format="onnx" if "onnx" in cls.formats else cls.formats[0],
+                   reference=cls.reference or "torch eager",
+                   optlevel=_optlevel(cls.unoptimized))
+        cls.check_available()
+        row.update(usable=True, version=str(cls().version))
+    except BackendUnavailable as e:
+        row.update(usable=False, why=str(e))
+    except Exception as e:  # noqa: BLE001 - shown as this backend's failure, not hidden
+        row.update(usable=False, why=f"checking it failed: {type(e).__name__}: {e}")
+    return row
+
+
+def _optlevel(unoptimized) -> str:
+    if unoptimized is None:
+        return "-"
+    if unoptimized == "eager":
+        return "vs eager"
+    return "vs " + ", ".join(f"{k}={v}" for k, v in unoptimized.items())
+
+
+def run(cfg) -> int:
+    from nnfuzz.backends.registry import BACKENDS
+
+    rows = [probe(name) for name in sorted(BACKENDS)]
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        state = f"yes  {r['version']}" if r["usable"] else f"no   {r['why']}"
+        extra = f"[{r.get('format', '?')}; reference: {r.get('reference', '?')}; optlevel: {r.get('optlevel', '?')}]"
+        print(f"{r['name']:{width}s}  {state}  {extra}")
+    print(json.dumps({"backends": rows}))
+    return 0
