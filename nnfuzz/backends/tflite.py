@@ -45,7 +45,7 @@ class TfliteBackend(_TfBackend):
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         graph, runner, names = compiled
-        feed = {i: np.ascontiguousarray(inputs[i], dtype=graph.gir.vars[i].dtype.numpy()) for i in graph.gir.inputs}
+        feed = {i: np.asarray(inputs[i], dtype=graph.gir.vars[i].dtype.numpy(), order="C") for i in graph.gir.inputs}
         out = runner(**feed)
         return {ours: np.asarray(out[theirs]) for theirs, ours in names.items()}
 

@@ -49,6 +49,7 @@ class CampaignConfig:
     reduce_s: float = 30.0               # time budget per reduction
     oracle: str = "reference"            # reference | optlevel | devices (fuzz/oracles.py)
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
+    onnx: bool = True                    # export ONNX (False when no side of the oracle takes ONNX)
 
 
 class Campaign:
@@ -396,14 +397,15 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
     t1 = time.perf_counter()
     try:
-        model = build_model(gir, seed, opset=cc.opset, search=cc.search,
+        model = build_model(gir, seed, opset=cc.opset, search=cc.search, export=cc.onnx,
                             export_timeout_s=max(0.05, min(cc.export_timeout_s, time_left)))
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
         return p
     finally:
         p.build_s = time.perf_counter() - t1
-    p.gir_text, p.model_bytes, p.oracle = gir.dumps(), model.onnx.SerializeToString(), model.oracle
+    p.gir_text, p.oracle = gir.dumps(), model.oracle
+    p.model_bytes = model.onnx.SerializeToString() if model.onnx is not None else None
     p.timings, p.model, p.weights, p.search = model.timings, model, model.weights, model.search
     if model.search is not None:
         p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
@@ -456,7 +458,9 @@ def run_campaign(cc: CampaignConfig) -> Counters:
         expected = None
         if spec.expected is not None:
             expected = stack.enter_context(sandbox_for(spec.expected, spec.expected_options))
-        lowerings = {sandbox.info.get("lowering", "torch")} | ({expected.info.get("lowering")} if expected else set())
+        sides = [sandbox] + ([expected] if expected else [])
+        lowerings = {s.info.get("lowering", "torch") for s in sides}
+        cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
         ops = select_ops(cc.policy, usable=usable_with(lowerings))
         campaign = Campaign(cc, ops, spec)
         if cc.probe:

@@ -3,7 +3,7 @@
 Each row gets a one-op graph; many are merged side by side into one model and tested in the
 sandbox. A batch that the backend reports UNSUPPORTED is split in halves until the unsupported rows
 are isolated. Anything else (pass, crash, wrong values, timeout) counts as supported: the campaign
-is there to find those. Probing takes at most 30% of the campaign's time (at least 10 s, never past
+is there to find those. Probing takes at most 30% of the campaign's time (at least 3 s, never past
 its bound); rows not probed yet stay enabled and are probed by the next campaign.
 """
 from __future__ import annotations
@@ -59,8 +59,7 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     t0 = time.monotonic()
     errors: Dict[str, str] = {}
     if todo:
-        models = _single_op_graphs(todo, cc)
-        _probe_batches(sandbox, models, cc, campaign, cached, errors)
+        _probe_batches(sandbox, todo, cc, campaign, cached, errors)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(cached, indent=1, sort_keys=True))
@@ -108,20 +107,27 @@ def merge(girs: List[GraphIR]) -> GraphIR:
     return m
 
 
-def _probe_batches(sandbox, models, cc, campaign, cached, errors) -> None:
+def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
+    """Probe ``todo`` rows a batch at a time; the one-op graphs are made per batch, inside the budget."""
     from nnfuzz.materialize.model import build_model
 
     system = sandbox.info.get("system") or cc.backend.split("-")[0]
-    pending = [m for m in models if m[2] is not None]
-    for cls, row, gir in models:
-        if gir is None:
-            cached.setdefault(cls.name, {})[row_key(row)] = True
-    stack = [pending[i:i + BATCH] for i in range(0, len(pending), BATCH)]
-    budget_end = time.monotonic() + max(10.0, 0.3 * cc.time_s)
-    while stack and campaign.left() > 1.0 and time.monotonic() < budget_end:
+    chunks = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)][::-1]  # popped from the end: in order
+    stack = []
+    budget_end = time.monotonic() + max(3.0, 0.3 * cc.time_s)
+    while (stack or chunks) and campaign.left() > 1.0 and time.monotonic() < budget_end:
+        if not stack:
+            models = _single_op_graphs(chunks.pop(), cc)
+            for cls, row, gir in models:
+                if gir is None:  # no instance with this row under the policy: left enabled
+                    cached.setdefault(cls.name, {})[row_key(row)] = True
+            stack.append([m for m in models if m[2] is not None])
+            continue
         batch = stack.pop()
+        if not batch:
+            continue
         try:
-            model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset,
+            model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset, export=sandbox.format == "onnx",
                                 export_timeout_s=min(cc.export_timeout_s, campaign.left()))
         except NNFuzzError:
             if len(batch) > 1:

@@ -22,7 +22,7 @@ MAGIC = b"NNFZGIR1"
 def pack(gir_text: str, weights: Dict[str, np.ndarray]) -> bytes:
     specs, blobs = [], []
     for name in sorted(weights):
-        a = np.ascontiguousarray(weights[name])
+        a = np.asarray(weights[name], order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
         specs.append([name, DType.parse(a.dtype).value, list(a.shape)])
         blobs.append(a.tobytes())
     header = json.dumps({"gir": json.loads(gir_text), "weights": specs}).encode()
@@ -43,7 +43,7 @@ def unpack(data: bytes) -> Tuple[GraphIR, Dict[str, np.ndarray]]:
             size = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
             if offset + size > len(data):
                 raise ValueError(f"weight {name} runs past the end of the payload")
-            weights[name] = np.frombuffer(data, dt, count=size // dt.itemsize, offset=offset).reshape(shape).copy()
+            weights[name] = np.frombuffer(data, dt, count=size // dt.itemsize, offset=offset).reshape(tuple(shape)).copy()
             offset += size
     except (ValueError, KeyError, TypeError) as e:
         raise NNFuzzError(f"malformed GraphIR payload: {type(e).__name__}: {e}") from e

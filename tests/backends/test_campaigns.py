@@ -1,0 +1,113 @@
+"""20-second smoke campaigns on every CPU backend the campaign issue did not cover, and on each oracle:
+tests run, nnfuzz itself raises nothing, bugs are saved under the right system in the right format, and
+every bug that is not flaky replays with `nnfuzz repro`."""
+import importlib.util
+import json
+import time
+
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.errors import ConfigError
+from nnfuzz.fuzz.oracles import oracle_spec
+from nnfuzz.triage.bugstore import load_bug
+
+NEEDS = {"openvino-cpu": "openvino", "inductor-cpu": "torch", "tf-cpu": "tensorflow", "xla-cpu": "tensorflow",
+         "tflite-cpu": "ai_edge_litert", "ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
+
+
+def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=20):
+    if importlib.util.find_spec(NEEDS[backend]) is None:
+        pytest.skip(f"{NEEDS[backend]} is not installed")
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "bugs"
+    t0 = time.monotonic()
+    assert main(["fuzz", f"backend={backend}", f"time={time_s}s", f"fuzz.out={out}", "ui=plain", *extra]) == 0
+    took = time.monotonic() - t0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["tests"] > 0, s
+    assert s["nnfuzz_errors"] == 0, f"nnfuzz raised during the campaign: {s}"
+    assert took < time_s + 40, f"time={time_s}s campaign took {took:.1f}s"  # two workers start, TF imports
+    bugs = [load_bug(p) for p in sorted(out.iterdir()) if p.is_dir() and p.name.isdigit()]
+    return s, bugs
+
+
+def _replays(bugs, systems):
+    for bug in bugs:
+        assert bug.meta["system"] in systems, bug.meta["system"]
+        if not bug.meta["flaky"]:
+            assert main(["repro", str(bug.path)]) == 0, f"{bug.path} does not reproduce: {bug.meta['summary']}"
+
+
+@pytest.mark.parametrize("backend", ["openvino-cpu", "inductor-cpu", "tf-cpu", "xla-cpu", "tflite-cpu"])
+def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
+    s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend)
+    expected = oracle_spec("reference", backend, {}).expected
+    for bug in bugs:
+        assert bug.meta["oracle"]["kind"] == "reference"
+        assert bug.meta["oracle"]["expected"]["system"] == (expected or "torch-eager")
+        is_tf = bug.meta["system"] in ("tf-cpu", "xla-cpu", "tflite-cpu")
+        assert (bug.path / "model").is_dir() == is_tf
+        assert bug.format == ("onnx" if bug.meta["system"] == "openvino-cpu" else "gir")
+    _replays(bugs, {backend, expected})
+
+
+def test_optlevel_oracle_compares_the_system_with_itself_unoptimized(tmp_path, monkeypatch, capsys):
+    s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "oracle=optlevel")
+    assert s["oracle"] == "optlevel"
+    for bug in bugs:
+        o = bug.meta["oracle"]
+        assert o["kind"] == "optlevel" and o["expected"]["options"]["opt_level"] == "disable"
+    _replays(bugs, {"ort-cpu"})
+
+
+def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("openvino")
+    s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "cmp.with=openvino-cpu")
+    assert s["oracle"] == "cmp.with=openvino-cpu"
+    log = [json.loads(x) for x in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
+    assert any(r.get("verdict") == "pass" for r in log)
+    for bug in bugs:
+        assert bug.meta["oracle"]["kind"] == "cmp"
+        assert {bug.meta["oracle"]["under_test"]["system"], bug.meta["oracle"]["expected"]["system"]} == \
+            {"ort-cpu", "openvino-cpu"}
+    _replays(bugs, {"ort-cpu", "openvino-cpu"})
+
+
+@pytest.mark.parametrize("kind, backend, cmp_with, message", [
+    ("optlevel", "openvino-cpu", None, "no switch that turns its optimisations off"),
+    ("devices", "ort-cpu", None, None),  # ort-gpu exists: the spec is valid, running it needs a GPU
+    ("devices", "openvino-cpu", None, "has no openvino-gpu"),
+    ("cmp", "ort-cpu", None, "cmp.with=<backend>"),
+    ("reference", "ort-cpu", "ort-cpu", "the backend under test itself"),
+    ("optlevel", "ort-cpu", "tvm-cpu", "use one"),
+    ("fastest", "ort-cpu", None, "choose one of"),
+    ("reference", "ort-cpu", "nosuch-cpu", "known backends"),
+])
+def test_oracle_config_errors_name_the_value_and_the_fix(kind, backend, cmp_with, message):
+    if message is None:
+        assert oracle_spec(kind, backend, {}, cmp_with).expected == "ort-gpu"
+        return
+    with pytest.raises(ConfigError, match=message):
+        oracle_spec(kind, backend, {}, cmp_with)
+
+
+def test_optlevel_pairs():
+    assert oracle_spec("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
+    assert oracle_spec("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
+    assert oracle_spec("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
+    assert oracle_spec("reference", "xla-cpu", {}).expected == "tf-cpu"
+
+
+def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):
+    from nnfuzz.backends.registry import BACKENDS
+
+    assert main(["backends"]) == 0
+    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["backends"]
+    assert sorted(r["name"] for r in rows) == sorted(BACKENDS)
+    for r in rows:
+        assert r["usable"] or r["why"], r
+        assert "checking it failed" not in r.get("why", ""), r
+    by = {r["name"]: r for r in rows}
+    assert by["ort-cpu"]["usable"] and by["ort-cpu"]["optlevel"] == "vs opt_level=disable"
+    assert by["xla-cpu"]["reference"] == "tf-cpu"
