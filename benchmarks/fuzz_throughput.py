@@ -1,10 +1,12 @@
 """Campaign throughput with the sandbox on: tests per second for 10-node graphs, and where the time goes.
 
-    python benchmarks/fuzz_throughput.py [--seconds 120] [--backends ort-cpu,tvm-cpu]
+    python benchmarks/fuzz_throughput.py [--seconds 120] [--backends ort-cpu,tvm-cpu] [--oracle optlevel]
 
-For each backend: a campaign of --seconds (after a warm-up that fills the probe cache), printing
-tests/s and the share of time in generation / value search / export / compile / run / IPC (sandbox
-round trip). ``--no-search`` measures the same with plain random values.
+For each backend (default: every CPU backend that can run here): a campaign of --seconds (after a
+warm-up that fills the probe cache), printing tests/s and the share of time in generation / value
+search / export / compile / run / IPC (sandbox round trip). compile and execute include the oracle's
+expected side when it is another run (TF eager for xla-cpu and tflite-cpu, the unoptimised run for
+--oracle optlevel). ``--no-search`` measures the same with plain random values.
 With producer processes, generation and export overlap the tests, so their shares are of the
 producers' summed time and the shares can add up to more than 100%.
 Bugs go to a temporary folder that is deleted afterwards.
@@ -16,29 +18,31 @@ import tempfile
 from pathlib import Path
 
 
-def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True):
+def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference"):
     from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
     from nnfuzz.generate.policy import GenPolicy
     from nnfuzz.materialize.search import SearchConfig
 
     cc = CampaignConfig(backend=backend, backend_options={}, policy=GenPolicy(max_nodes=10, seed=1),
                         time_s=seconds, out=out, ui="plain", log=None, producers=producers,
-                        search=SearchConfig() if search else None)
+                        search=SearchConfig() if search else None, oracle=oracle)
     return run_campaign(cc)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--backends", default="ort-cpu,tvm-cpu")
+    ap.add_argument("--backends", default="all", help="comma-separated names, or all (the CPU ones usable here)")
+    ap.add_argument("--oracle", default="reference", help="reference | optlevel | devices")
+    ap.add_argument("--warmup", type=float, default=60.0, help="seconds of the probe-filling warm-up campaign")
     ap.add_argument("--producers", type=int, default=2, help="model-producing processes (0: in-process)")
     ap.add_argument("--no-search", action="store_true", help="plain random values (search=none)")
     args = ap.parse_args()
     rows = []
-    for backend in args.backends.split(","):
+    for backend in _backends(args.backends):
         with tempfile.TemporaryDirectory() as tmp:
-            one(backend, 60.0, Path(tmp) / "warm", 0)  # fills the probe cache so probing is not measured
-            c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search)
+            one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle)  # probing is not measured
+            c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search, args.oracle)
         secs = c.seconds
         total = c.elapsed
         phases = ("generate", "search", "export", "compile", "execute", "ipc")
@@ -46,10 +50,30 @@ def main() -> None:
         other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
         rows.append((backend, c.tests, c.rate(), share, other, dict(c.verdicts)))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes, "
-          f"value search {'off' if args.no_search else 'on'}")
+          f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}")
     for backend, n, rate, share, other, verdicts in rows:
         parts = "  ".join(f"{k} {v:4.1f}%" for k, v in share.items())
-        print(f"{backend:8s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
+        print(f"{backend:12s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
+
+
+def _backends(arg: str):
+    """The named backends, or every CPU backend whose check_available passes here."""
+    from nnfuzz.backends.base import BackendUnavailable
+    from nnfuzz.backends.registry import BACKENDS, backend_class
+
+    if arg != "all":
+        return arg.split(",")
+    usable = []
+    for name in sorted(BACKENDS):
+        cls = backend_class(name)
+        if cls.device != "cpu":
+            continue
+        try:
+            cls.check_available()
+            usable.append(name)
+        except BackendUnavailable as e:
+            print(f"skipping {name}: {e}")
+    return usable
 
 
 if __name__ == "__main__":
