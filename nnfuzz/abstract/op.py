@@ -52,6 +52,9 @@ class AbsOpBase:
     attr_kinds: ClassVar[Dict[str, str]] = {}
     inp_ranks: List[Tuple[int, ...]] = [RANK_ALL]
     out_ranks: List[Tuple[int, ...]] = [RANK_ALL]
+    # None: every system is offered the op. "tf": an op TF has and the core set lacks, offered to systems
+    # whose models are all built with TF lowerings (and wherever mgen.include names it)
+    dialect: ClassVar[Optional[str]] = None
 
     # ---- filled on class creation -----------------------------------------------------------
     name: ClassVar[str]

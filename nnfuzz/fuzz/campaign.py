@@ -421,7 +421,7 @@ def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: 
     from nnfuzz.generate.opset import select_ops
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    ops = [c for c in select_ops(cc.policy) if c.name in set(op_names)]
+    ops = [c for c in select_ops(cc.policy, dialects=("tf",)) if c.name in set(op_names)]
     seed = first_seed
     while not stop.is_set() and time.time() < wall_deadline:
         try:
@@ -461,7 +461,7 @@ def run_campaign(cc: CampaignConfig) -> Counters:
         sides = [sandbox] + ([expected] if expected else [])
         lowerings = {s.info.get("lowering", "torch") for s in sides}
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
-        ops = select_ops(cc.policy, usable=usable_with(lowerings))
+        ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=lowerings - {"torch"})
         campaign = Campaign(cc, ops, spec)
         if cc.probe:
             from nnfuzz.fuzz.probe import probe_support
@@ -472,7 +472,8 @@ def run_campaign(cc: CampaignConfig) -> Counters:
 
 def usable_with(lowerings):
     """The op filter for systems built from ``lowerings``: every model has a torch lowering (the value
-    search and the reference run on torch); TF systems also need a TF lowering."""
+    search and the reference run on torch); TF systems also need a TF lowering. (Ops of the "tf" dialect
+    are offered only when every side is built from TF lowerings: select_ops' ``dialects``.)"""
     from nnfuzz.materialize.torch.lowering import has_torch_lowering
 
     if "tf" in lowerings:

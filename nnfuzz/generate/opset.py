@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import Callable, List, Optional
+from typing import Callable, Collection, List, Optional
 
 from nnfuzz.abstract.op import OP_REGISTRY, load_builtin_ops
 from nnfuzz.abstract.tensor import AbsTensor
@@ -21,8 +21,11 @@ def import_user_modules(modules) -> None:
             ) from e
 
 
-def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = None) -> List[type]:
-    """Registered ops allowed by ``policy`` (include/exclude by op or family name, dtypes) and ``usable``."""
+def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = None,
+               dialects: Collection[str] = ()) -> List[type]:
+    """Registered ops allowed by ``policy`` (include/exclude by op or family name, dtypes) and ``usable``.
+    An op of a dialect (``AbsOpBase.dialect``) is kept only if its dialect is in ``dialects`` or
+    ``mgen.include`` names it."""
     load_builtin_ops()
     import_user_modules(policy.include_modules)
     ops = sorted(OP_REGISTRY.values(), key=lambda c: c.name)
@@ -37,6 +40,7 @@ def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = Non
     if policy.include:
         ops = [c for c in ops if c.name in policy.include or c.family in policy.include]
     ops = [c for c in ops if c.name not in policy.exclude and c.family not in policy.exclude]
+    ops = [c for c in ops if c.dialect is None or c.dialect in dialects or c.name in policy.include]
     allowed = policy.dtype_set
     ops = [c for c in ops if _any_row_allowed(c, allowed)]
     if usable is not None:
