@@ -34,6 +34,14 @@ KNOWN = [
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
+    Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
+    Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
+          "for the op"),
+    Known("openvino", r"openvino-cpu does not compute in float64", dtype="float64",
+          note="the CPU plugin has no float64 kernels (it computes float64 in float32)"),
+    Known("trt", r"trt-gpu does not compute in float64", dtype="float64", note="TensorRT has no float64 type"),
+    Known("trt", r"ErrorCode\.UNSUPPORTED_(NODE|GRAPH)\w*",
+          note="TensorRT's ONNX parser lacks the op, attribute or dtype"),
     Known("tf|xla|tflite", r"Could not find device for node|No registered '\w+' OpKernel|"
           r"Value for attr '\w+' of \w+ is not in the list of allowed values|"
           r"No OpKernel was registered to support Op", note="TF has no kernel for this op x dtype"),

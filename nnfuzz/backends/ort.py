@@ -1,4 +1,4 @@
-"""ONNX Runtime on CPU."""
+"""ONNX Runtime: the CPU execution provider (ort-cpu) and the CUDA one (ort-gpu)."""
 from __future__ import annotations
 
 from typing import Dict
@@ -48,10 +48,55 @@ class OrtBackend(Backend):
              "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}[self.opt_level])
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
-        return self._ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+        return self._ort.InferenceSession(model_bytes, so, providers=self.providers())
+
+    def providers(self) -> list:
+        return ["CPUExecutionProvider"]
 
     def run(self, sess, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         wanted = {i.name for i in sess.get_inputs()}
         feed = {k: v for k, v in inputs.items() if k in wanted}
         names = [o.name for o in sess.get_outputs()]
         return dict(zip(names, sess.run(names, feed)))
+
+
+class OrtGpuBackend(OrtBackend):
+    """The CUDA execution provider. TF32 is off (``use_tf32=0``), so float32 convolutions and matmuls
+    keep float32 precision like the CPU reference. Nodes without a CUDA kernel run on ORT's implicit CPU
+    fallback, as in any ORT session that names only the CUDA provider."""
+
+    name = "ort-gpu"
+    device = "gpu"
+    CUDA = "CUDAExecutionProvider"
+
+    @classmethod
+    def check_available(cls) -> None:
+        super().check_available()
+        import onnxruntime as ort
+
+        available = ort.get_available_providers()
+        if cls.CUDA not in available:
+            raise BackendUnavailable(
+                f"ort-gpu needs onnxruntime's {cls.CUDA}, but this onnxruntime {ort.__version__} offers only "
+                f"{available}: install onnxruntime-gpu (`pip uninstall onnxruntime && pip install onnxruntime-gpu`) "
+                "on a machine with an NVIDIA GPU and CUDA/cuDNN libraries; use backend=ort-cpu here")
+        # "available" only means compiled in: ORT falls back to the CPU, with a warning, when the CUDA
+        # provider cannot load (missing CUDA/cuDNN libraries, no device); then ort-gpu would test CPU kernels
+        from onnx import TensorProto, helper
+
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "probe", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        probe = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        try:
+            got = ort.InferenceSession(probe.SerializeToString(), providers=[cls.CUDA]).get_providers()
+        except Exception as e:  # noqa: BLE001 - any failure to create a CUDA session means: unavailable
+            got = [f"error: {type(e).__name__}: {e}"]
+        if cls.CUDA not in got:
+            raise BackendUnavailable(
+                f"ort-gpu: onnxruntime {ort.__version__} lists the {cls.CUDA} but could not use it (a session "
+                f"got {got}): check the CUDA and cuDNN versions onnxruntime-gpu needs and that a GPU is visible; "
+                "use backend=ort-cpu here")
+
+    def providers(self) -> list:
+        return [(self.CUDA, {"use_tf32": "0"})]

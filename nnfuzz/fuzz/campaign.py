@@ -461,7 +461,7 @@ def run_campaign(cc: CampaignConfig) -> Counters:
         sides = [sandbox] + ([expected] if expected else [])
         lowerings = {s.info.get("lowering", "torch") for s in sides}
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
-        ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=lowerings - {"torch"})
+        ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=() if "torch" in lowerings else lowerings)
         campaign = Campaign(cc, ops, spec)
         if cc.probe:
             from nnfuzz.fuzz.probe import probe_support
