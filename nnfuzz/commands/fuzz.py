@@ -65,6 +65,7 @@ def run(cfg) -> int:
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
+        "reduced": counters.reduced,
         "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))
     return 0

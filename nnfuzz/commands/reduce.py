@@ -9,6 +9,8 @@ lost on re-check (bug untouched), 2 bad arguments or a malformed bug folder.
 """
 from __future__ import annotations
 
+import contextlib
+
 import json
 import shutil
 import sys
@@ -51,8 +53,9 @@ def run(cfg, positional, overrides) -> int:
     return 0 if result["status"] in ("reduced", "minimal") else 1
 
 
-def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
-    """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict."""
+def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float, lock=None) -> dict:
+    """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict. ``lock`` (a
+    threading.Lock) is held while the folder is swapped for its reduced copy."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.dedup import signature
     from nnfuzz.triage.reduce import Candidate, reduce_graph
@@ -93,7 +96,7 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float) -> dict:
     if check.signature(best) != want:  # re-checked the way repro does (and rebuilds check.model)
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the reduced graph lost the signature on re-check ({check.last})"}
-    _write_reduced(bug, best, check.model, gir.n_nodes, trials, seconds, want)
+    _write_reduced(bug, best, check.model, gir.n_nodes, trials, seconds, want, lock)
     return {"bug": str(bug.path), "status": "reduced", "nodes_before": gir.n_nodes, "nodes_after": best.gir.n_nodes,
             "elements_before": total_elements(start), "elements_after": total_elements(best),
             "trials": trials, "seconds": seconds}
@@ -139,7 +142,7 @@ class _Checker:
         return signature(meta, f"{verdict.summary}\n\n{verdict.detail}\n")
 
 
-def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
+def _write_reduced(bug, best, model, before, trials, seconds, want, lock=None) -> None:
     """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
     it and swapped in, so an interruption leaves either the old or the new folder)."""
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
@@ -175,8 +178,9 @@ def _write_reduced(bug, best, model, before, trials, seconds, want) -> None:
     shutil.rmtree(tmp_dest, ignore_errors=True)
     write_folder_atomic(tmp_dest, writers)
     aside = bug.path.parent / f".{bug.path.name}.before-reduce"
-    bug.path.rename(aside)
-    tmp_dest.rename(bug.path)
+    with lock or contextlib.nullcontext():  # while the number is free, no one else may take it
+        bug.path.rename(aside)
+        tmp_dest.rename(bug.path)
     shutil.rmtree(aside)
 
 

@@ -60,6 +60,7 @@ class Campaign:
         self.ops = ops
         self.spec = spec or OracleSpec("reference")
         self.expected = None             # the expected side's Sandbox, when it is another run than torch eager
+        self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
         self.expected_info: Dict = {}
         self.deadline = time.monotonic() + cfg.time_s
         self.counters = Counters()
@@ -97,6 +98,9 @@ class Campaign:
                     self.test_one(sandbox, seed)
                     seed += 1
                     status.refresh()
+                if self.reducer is not None:
+                    self.reducer.close()
+                    self.counters.reduced = sum(r.get("status") == "reduced" for r in self.reducer.results)
         finally:
             self.log.close()
         return self.counters
@@ -259,21 +263,24 @@ class Campaign:
         self.counters.seconds["triage"] += time.perf_counter() - t0
         return loc
 
-    def _reduce(self, sandbox, path) -> None:
-        """Shrink a just-saved bug in place (commands/reduce.py), within the campaign's time bound."""
-        from nnfuzz.commands.reduce import reduce_bug
-        from nnfuzz.triage.bugstore import load_bug
+    def _reduce(self, path) -> None:
+        """Hand a just-saved bug to the background reducer (fuzz/reducer.py), started on first use."""
+        if self.reducer is None:
+            from nnfuzz.fuzz.reducer import BackgroundReducer
+            from nnfuzz.fuzz.sandbox import Sandbox
 
-        t0 = time.perf_counter()
-        try:
-            out = reduce_bug(load_bug(path), sandbox, self.tolerances, self.cfg.opset,
-                             min(self.cfg.reduce_s, self.left()))
-        except NNFuzzError as e:
-            out = {"status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
-        self.counters.seconds["triage"] += time.perf_counter() - t0
-        self.status.note(f"reduce {path.name}: {out.get('status')} "
-                         + (f"{out['nodes_before']} -> {out['nodes_after']} nodes" if "nodes_after" in out
-                            else out.get("note", "")))
+            cc = self.cfg
+
+            def make_sandbox(system, options):
+                return Sandbox(system, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
+                               backend_path=cc.backend_path if system == cc.backend else None)
+
+            def add_seconds(s):
+                self.counters.seconds["triage"] += s
+
+            self.reducer = BackgroundReducer(make_sandbox, self.tolerances, cc.opset, cc.reduce_s, self.deadline,
+                                             self.store.lock, self.status.note, add_seconds)
+        self.reducer.submit(path)
 
     def _oracle_meta(self, side: str) -> dict:
         """meta.json's ``oracle``: which oracle found the bug, and both sides' systems and versions."""
@@ -309,7 +316,8 @@ class Campaign:
             "version_id": info.get("version_id"), "stage": verdict.stage.value, "seed": p.seed,
             "flaky": flaky, "summary": verdict.summary, "errors": verdict.errors,
             "nodes": rec.get("nodes"), "ops": rec.get("ops"), "nnfuzz": nnfuzz.__version__,
-            "backend_options": self.cfg.backend_options, "policy": dataclasses.asdict(self.cfg.policy),
+            "backend_options": self.spec.expected_options if p.side == "expected" else self.cfg.backend_options,
+            "policy": dataclasses.asdict(self.cfg.policy),
             "opset": self.cfg.opset, "timings": rec.get("seconds", {}), "signal": res.signal,
             "search": p.search, "format": (self.expected if p.side == "expected" else sandbox).format,
             "oracle": self._oracle_meta(p.side),
@@ -327,7 +335,7 @@ class Campaign:
         c.flaky += flaky
         c.last_bug = f"{path.name}: {verdict.label} at {verdict.stage.value}: {verdict.summary[:100]}"
         if self.cfg.reduce and meta["duplicate_of"] is None and self.left() > 0:
-            self._reduce(sandbox, path)
+            self._reduce(path)
         dup = f" (duplicate of {meta['duplicate_of']})" if meta["duplicate_of"] else ""
         flag = " (flaky)" if flaky else ""
         self.status.note(f"bug saved: {path}{dup}  {verdict.label}@{verdict.stage.value}{flag}: {verdict.summary[:160]}")

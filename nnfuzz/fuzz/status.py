@@ -24,6 +24,7 @@ class Counters:
     unique_bugs: int = 0       # distinct signatures in the bug store (triage/dedup.py), earlier campaigns included
     new_unique: int = 0        # bugs of this campaign whose signature was new
     flaky: int = 0
+    reduced: int = 0           # bugs the background reducer shrank (fuzz.reduce)
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     nnfuzz_errors: int = 0     # export/materialization errors: bugs in nnfuzz or torch, shown
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase

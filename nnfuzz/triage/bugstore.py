@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -36,6 +37,7 @@ class Bug:
 class BugStore:
     def __init__(self, root):
         self.root = Path(root)
+        self.lock = threading.Lock()  # held by save() and by a background reducer's folder swap
 
     def numbers(self):
         if not self.root.is_dir():
@@ -57,14 +59,15 @@ class BugStore:
             "err.log": write_bytes(err_log.encode()),
         }
         for _ in range(100):  # another campaign may take the number first: then take the next one
-            nums = self.numbers()
-            dest = self.root / f"{(nums[-1] + 1) if nums else 0:04d}"
-            try:
-                return write_folder_atomic(dest, writers)
-            except (FileExistsError, OSError) as e:
-                if dest.exists():
-                    continue
-                raise NNFuzzError(f"cannot write bug folder {dest}: {e}") from e
+            with self.lock:
+                nums = self.numbers()
+                dest = self.root / f"{(nums[-1] + 1) if nums else 0:04d}"
+                try:
+                    return write_folder_atomic(dest, writers)
+                except (FileExistsError, OSError) as e:
+                    if dest.exists():
+                        continue
+                    raise NNFuzzError(f"cannot write bug folder {dest}: {e}") from e
         raise NNFuzzError(f"could not find a free bug number in {self.root}")
 
 

@@ -127,6 +127,7 @@ def test_campaign_reduces_new_bugs_when_asked(tmp_path):
     assert first.meta["reduced"]["nodes_after"] < first.meta["reduced"]["nodes_before"]
     assert (first.path / "original" / "gir.json").is_file()
     assert all("reduced" not in b.meta for b in bugs if b.meta["duplicate_of"])  # duplicates are left as saved
+    assert counters.reduced == counters.new_unique >= 1 and counters.seconds["triage"] > 0
 
 
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):

@@ -1,0 +1,72 @@
+"""Reduction in the background of a campaign (``fuzz.reduce=true``): a thread with a sandbox of its own
+shrinks each new unique bug (``nnfuzz reduce``) while the campaign goes on testing.
+
+The thread takes bugs in the order they were saved, gives each ``min(reduce_s, time left)`` seconds, and
+stops at the campaign's time bound; bugs it did not reach stay as saved (``nnfuzz reduce`` later). The
+reducer rewrites a folder by swapping it with its reduced copy; the swap holds the store's lock, so a
+bug saved meanwhile never takes the folder's number.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+
+class BackgroundReducer:
+    def __init__(self, make_sandbox: Callable, tolerances: dict, opset: int, budget_s: float,
+                 deadline: float, lock: threading.Lock, note: Callable[[str], None], add_seconds: Callable):
+        self.make_sandbox, self.tol, self.opset, self.budget_s = make_sandbox, tolerances, opset, budget_s
+        self.deadline, self.lock, self.note, self.add_seconds = deadline, lock, note, add_seconds
+        self.results = []                     # one summary dict per bug it finished
+        self.error: Optional[BaseException] = None
+        self._q: "queue.Queue[Optional[Path]]" = queue.Queue()
+        self._thread = threading.Thread(target=self._main, name="nnfuzz-reducer", daemon=True)
+        self._thread.start()
+
+    def submit(self, path: Path) -> None:
+        self._q.put(Path(path))
+
+    def close(self) -> None:
+        """Stop after the current bug (bounded by its budget and the campaign's time bound)."""
+        self._q.put(None)
+        self._thread.join(max(0.0, self.deadline - time.monotonic()) + 10.0)
+        if self.error is not None:  # a bug in nnfuzz: shown by the campaign, not lost in a thread
+            raise self.error
+
+    def _main(self) -> None:
+        from nnfuzz.commands.reduce import reduce_bug
+        from nnfuzz.errors import NNFuzzError
+        from nnfuzz.triage.bugstore import load_bug
+
+        sandboxes = {}  # (system, options) -> Sandbox: a bug of the oracle's expected side runs on that system
+        try:
+            while True:
+                path = self._q.get()
+                left = self.deadline - time.monotonic()
+                if path is None or left <= 0:
+                    return
+                t0 = time.perf_counter()
+                try:
+                    bug = load_bug(path)
+                    system, options = str(bug.meta["system"]), bug.meta.get("backend_options") or {}
+                    key = (system, repr(sorted(options.items())))
+                    if key not in sandboxes:
+                        sandboxes[key] = self.make_sandbox(system, options)
+                        sandboxes[key].start()
+                    out = reduce_bug(bug, sandboxes[key], self.tol, self.opset, min(self.budget_s, left),
+                                     lock=self.lock)
+                except NNFuzzError as e:
+                    out = {"bug": str(path), "status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
+                self.add_seconds(time.perf_counter() - t0)
+                self.results.append(out)
+                self.note(f"reduce {path.name}: {out.get('status')} "
+                          + (f"{out['nodes_before']} -> {out['nodes_after']} nodes" if "nodes_after" in out
+                             else out.get("note", "")))
+        except BaseException as e:  # noqa: BLE001 - handed to the campaign thread by close()
+            self.error = e
+        finally:
+            for sandbox in sandboxes.values():
+                sandbox.close()
