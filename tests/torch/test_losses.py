@@ -9,6 +9,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.ops import binary as B
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.abstract.ops import select as S
+from nnfuzz.abstract.ops import tfonly as T
 from nnfuzz.materialize.torch.losses import (DOMAIN_LOSSES, away_from_zero, int_overflow, loss_for,
                                              magnitude_loss)
 
@@ -50,6 +51,8 @@ CASES = {
     B.Div: [case(B.Div(), [[1.0, -3.0], [2.0, -0.5]], [[1.0], [0.0]], [F32, F32], "div-by-zero"),
             case(B.Div(), [[1.0], [0.5]], [[1.0], [1e-4]], [F16, F16], "div-by-tiny-f16")],
     B.Fmod: [case(B.Fmod(), [[5.0], [3.0]], [[5.0], [0.0]], [F32, F32], "fmod-by-zero")],
+    T.FloorMod: [case(T.FloorMod(), [[-5.0], [-3.0]], [[-5.0], [0.0]], [F32, F32], "floormod-by-zero"),
+                 case(T.FloorMod(), [[5.0], [0.5]], [[5.0], [-1e-3]], [F16, F16], "floormod-by-tiny-f16")],
     B.Pow: [case(B.Pow(), [[2.0, 0.5], [3.0, -1.0]], [[-2.0], [0.5]], [F32, F32], "pow-negative-base"),
             case(B.Pow(), [[10.0], [2.0]], [[10.0], [1000.0]], [F32, F32], "pow-overflow")],
     S.Cast: [case(S.Cast(to=I8), [[-100.0, 0.0, 100.0]], [[1e6]], [F32], "cast-1e6-to-int8"),
@@ -104,7 +107,7 @@ def test_gradient_step_lowers_the_loss(op, safe, unsafe, dtypes, lr):
     assert float(after) < float(before.detach())
 
 
-@pytest.mark.parametrize("op", [E.Reciprocal(), B.Div(), B.Fmod()], ids=lambda o: o.name)
+@pytest.mark.parametrize("op", [E.Reciprocal(), B.Div(), B.Fmod(), T.FloorMod()], ids=lambda o: o.name)
 @pytest.mark.parametrize("zero", [0.0, -0.0])
 def test_divisor_gradient_at_exactly_zero(op, zero):
     x = torch.tensor([zero], dtype=torch.float64, requires_grad=True)

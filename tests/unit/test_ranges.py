@@ -19,8 +19,9 @@ from nnfuzz.abstract.ops import layout as L
 from nnfuzz.abstract.ops import norm as N
 from nnfuzz.abstract.ops import reduce as R
 from nnfuzz.abstract.ops import select as S
-from nnfuzz.abstract.ranges import (DOMAINS, INF, RANGE_RULES, UNKNOWN, Domain, VRange, _load, for_dtype,
-                                    infeasible, propagate)
+from nnfuzz.abstract.ops import tfonly as T
+from nnfuzz.abstract.ranges import (DOMAINS, INF, RANGE_RULES, SAME_INPUTS, UNKNOWN, Domain, VRange, _load,
+                                    for_dtype, infeasible, propagate)
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.generate import generate_graph
 from nnfuzz.generate.policy import GenPolicy
@@ -135,6 +136,40 @@ def test_unary_rule_is_sound(op, case):
 
 
 
+# the TF-only binary ops: x (a column) and y (a row) broadcast, so every pair of values meets
+TF_BINARY = [pytest.param(cls(), id=cls.name) for cls in (T.SquaredDifference, T.FloorMod, T.DivNoNan)]
+
+
+@pytest.mark.parametrize("op", TF_BINARY)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(a=ranged_values(), b=ranged_values())
+@example(a=EDGE, b=EDGE)
+def test_tf_binary_rule_is_sound(op, a, b):
+    (fa, xs), (fb, ys) = a, b
+    ra, rb = VRange(*fa), VRange(*fb)
+    out = propagate(op, [ra, rb], [AbsTensor([len(xs), 1], F64), AbsTensor([len(ys)], F64)], 1)[0]
+    assert out.lo <= out.hi
+    z = run_op(op, torch.tensor(xs, dtype=torch.float64)[:, None], torch.tensor(ys, dtype=torch.float64))[0]
+    z = z.numpy()
+    y_ok = np.array([all(not (d.nonzero and v == 0) for i, d in DOMAINS.get(type(op), ()) if i == 1) for v in ys])
+    if infeasible(op, [ra, rb]) is not None:
+        assert not y_ok.all(), f"{op.name} called infeasible on {ra}, {rb}, but {ys} all lie in its domain"
+    for v in z[:, y_ok][np.isfinite(z[:, y_ok])]:
+        assert _ge(v, out.lo) and _le(v, out.hi), f"{op.name} gave {v!r} outside [{out.lo}, {out.hi}] ({ra}, {rb})"
+    if y_ok.all() and np.isfinite(z).all():  # a defined result: the "some element" facts must hold
+        assert (z <= out.min_ub).any() and (z >= out.max_lb).any(), f"{op.name}: {z} vs {out} ({ra}, {rb})"
+        if out.zero:
+            assert (z == 0).any(), f"no {op.name} output is 0: {z} ({ra}, {rb})"
+
+
+def test_tf_binary_same_inputs():
+    assert SAME_INPUTS.get(T.SquaredDifference) == SAME_INPUTS.get(T.FloorMod) == VRange(0.0, 0.0, 0.0, 0.0, True)
+    assert SAME_INPUTS.get(T.DivNoNan) is None  # x / x is 1, but 0 where x is 0
+    x = torch.tensor([-1e30, -3.5, -1e-30, 1e-30, 0.1, 7.0, 3e38], dtype=torch.float32)
+    for cls in (T.SquaredDifference, T.FloorMod):
+        assert (run_op(cls(), x, x)[0] == 0).all()
+
+
 @pytest.mark.parametrize("op,r,x", [
     pytest.param(E.Selu(), VRange(2.0, 2.0, 2.0, 2.0), 2.0,
                  id="selu-positive"),
@@ -225,6 +260,9 @@ INFEASIBLE = {
     "fmod(y, x - x)": (
         lambda: infeasible(B.Fmod(), [UNKNOWN, prop(B.Sub(), [UNKNOWN, UNKNOWN], [(3,), (3,)], names=["a", "a"])]),
         lambda x: u(B.Fmod(), x, u(B.Sub(), x, x)), (3,)),
+    "floormod(y, x - x)": (
+        lambda: infeasible(T.FloorMod(), [UNKNOWN, prop(B.Sub(), [UNKNOWN, UNKNOWN], [(3,), (3,)], names=["a", "a"])]),
+        lambda x: u(T.FloorMod(), x, u(B.Sub(), x, x)), (3,)),
     "reciprocal(x - x)": (
         lambda: infeasible(E.Reciprocal(), [prop(B.Sub(), [UNKNOWN, UNKNOWN], [(3,), (3,)], names=["a", "a"])]),
         lambda x: u(E.Reciprocal(), u(B.Sub(), x, x)), (3,)),

@@ -12,4 +12,5 @@ from nnfuzz.abstract.ops import (  # noqa: F401
     reduce,
     resize,
     select,
+    tfonly,
 )

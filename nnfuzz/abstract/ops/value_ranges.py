@@ -16,6 +16,7 @@ from nnfuzz.abstract.ops import pool as PO
 from nnfuzz.abstract.ops import reduce as R
 from nnfuzz.abstract.ops import resize as RS
 from nnfuzz.abstract.ops import select as S
+from nnfuzz.abstract.ops import tfonly as T
 from nnfuzz.abstract.ranges import INF, SAME_INPUTS, UNIT, UNKNOWN, VRange, domain, value_range
 
 # ---- domains: every element of the input must lie in them -------------------------------------
@@ -24,7 +25,7 @@ domain(E.Sqrt, lo=0.0)
 domain(E.Log1p, lo=-1.0, lo_open=True)
 domain(E.Asin, E.Acos, lo=-1.0, hi=1.0)
 domain(E.Reciprocal, nonzero=True)
-domain(B.Div, B.Fmod, index=1, nonzero=True)
+domain(B.Div, B.Fmod, T.FloorMod, index=1, nonzero=True)
 domain(B.Pow, lo=0.0, lo_open=True)
 
 
@@ -189,6 +190,25 @@ ZERO = VRange(0.0, 0.0, 0.0, 0.0, True)
 SAME_INPUTS.update({B.Sub: ZERO, B.Fmod: ZERO, B.Xor: ZERO, B.Div: VRange(1.0, 1.0, 1.0, 1.0),
                     B.Equal: VRange(1.0, 1.0, 1.0, 1.0), B.Greater: ZERO, B.Less: ZERO,
                     B.GreaterEqual: VRange(1.0, 1.0, 1.0, 1.0), B.LessEqual: VRange(1.0, 1.0, 1.0, 1.0)})
+
+
+@value_range(T.SquaredDifference, T.FloorMod, T.DivNoNan)
+def _tf_binary(op, rs, ts):
+    a, b = rs
+    if isinstance(op, T.SquaredDifference):  # the square of the difference's range
+        d = VRange(a.lo - b.hi, a.hi - b.lo)
+        return VRange(0.0 if d.lo <= 0 <= d.hi else min(d.lo * d.lo, d.hi * d.hi), max(d.lo * d.lo, d.hi * d.hi))
+    if isinstance(op, T.FloorMod):  # the result lies between 0 and y (inclusive: x mod y may round to y)
+        out = VRange(min(b.lo, 0.0), max(b.hi, 0.0))
+        return out.hull(0.0) if a.has_zero else out  # 0 mod y is 0 (y is non-zero: the domain)
+    # DivNoNan: Div's range where y cannot be 0; 0 wherever y is 0, or x is 0
+    out = _binary(B.Div(), rs, ts) if b.lo > 0 or b.hi < 0 else UNKNOWN
+    return out.hull(0.0) if a.has_zero or b.has_zero else out
+
+
+# x - x is 0, and x mod x too (fmod(x, x) is exactly +-0, and 0 needs no sign fix); DivNoNan(x, x) is
+# 1 except where x is 0
+SAME_INPUTS.update({T.SquaredDifference: ZERO, T.FloorMod: ZERO})
 
 
 @value_range(S.Where)

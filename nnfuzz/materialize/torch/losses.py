@@ -21,6 +21,7 @@ from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.ops import binary as B
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.abstract.ops import select as S
+from nnfuzz.abstract.ops import tfonly as T
 
 DOMAIN_LOSSES = OpTable()
 domain_loss = DOMAIN_LOSSES.register
@@ -86,7 +87,7 @@ def magnitude_loss(xs: List[torch.Tensor], bound: float = 1.0) -> torch.Tensor:
 
 
 # ---- the library's vulnerable ops ---------------------------------------------------------------
-@domain_loss(B.Div, B.Fmod)
+@domain_loss(B.Div, B.Fmod, T.FloorMod)
 def _divisor(op, xs, dts):
     return away_from_zero(xs[1], margin(dts[1]))
 

@@ -2,7 +2,7 @@
 import importlib
 
 FAMILIES = ("elementwise", "binary", "reduce", "layout", "combine", "select", "pad", "pool", "conv", "linear",
-            "norm", "resize")
+            "norm", "resize", "tfonly")
 
 for _name in FAMILIES:
     try:

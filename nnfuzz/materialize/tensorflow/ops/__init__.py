@@ -2,7 +2,7 @@
 import importlib
 
 for _family in ("binary", "combine", "conv", "elementwise", "layout", "linear", "norm", "pad", "pool",
-                "reduce", "resize", "select"):
+                "reduce", "resize", "select", "tfonly"):
     try:
         importlib.import_module(f"nnfuzz.materialize.tensorflow.ops.{_family}")
     except ModuleNotFoundError as _e:  # a family not written yet

@@ -12,4 +12,5 @@ from nnfuzz.materialize.torch.ops import (  # noqa: F401
     reduce,
     resize,
     select,
+    tfonly,
 )
