@@ -1,11 +1,14 @@
-"""Every TF lowering against the torch lowering of the same op: single-op graphs with safe values (the
-value search on the torch twin), TF eager vs torch eager on the same inputs and weights.
+"""Every TF lowering against the torch lowering of the same op and against the numpy reference:
+single-op graphs with safe values (the value search on the torch twin), TF eager vs torch eager vs
+numpy on the same inputs and weights.
 
 Floats agree within rtol 1e-3 / atol 1e-4 for float32 (1e-6/1e-8 for float64): two libraries' kernels
 (erf, tanh, exp, conv accumulation order) differ in their last bits, more than the numpy-vs-torch check
 of the reference, which computes the same formula. Integers and bools agree exactly. An op x dtype TF
 has no kernel for is the system's limitation (skipped, never failed), but each op must be compared on
-at least one dtype.
+at least one dtype. Against the numpy reference (float64 arithmetic on the same formula) floats agree
+within rtol 1e-4 / atol 1e-5 in float32, as the torch lowerings do (tests/reference), and within 1e-2
+in the half types, which round every intermediate.
 """
 import numpy as np
 import pytest
@@ -22,11 +25,13 @@ from nnfuzz.materialize.model import build_model  # noqa: E402
 from nnfuzz.materialize.search import SearchConfig  # noqa: E402
 from nnfuzz.materialize.tensorflow.lowering import NO_TF_LOWERING, has_tf_lowering  # noqa: E402
 from nnfuzz.materialize.tensorflow.module import TFGraph, check_tf_outputs  # noqa: E402
+from nnfuzz.reference import evaluate  # noqa: E402
 
 load_builtin_ops()
 BUILTIN = sorted((c for c in OP_REGISTRY.values() if c.__module__.startswith("nnfuzz.")), key=lambda c: c.name)
 DTYPES = {"f32": DType.float32, "f64": DType.float64, "i32": DType.int32, "i64": DType.int64, "bool": DType.bool}
 TOL = {DType.float32: (1e-3, 1e-4), DType.float64: (1e-6, 1e-8)}
+REF_TOL = {DType.float32: (1e-4, 1e-5), DType.float64: (1e-6, 1e-8)}
 GRAPHS_PER_CASE = 3
 
 
@@ -74,20 +79,22 @@ def test_tf_agrees_with_torch(cls, dtype):
             unsupported.append(f"{what}: {str(e).splitlines()[0][:120]}")
             continue
         check_tf_outputs(gir, got)
+        ref = evaluate(gir, model.weights, model.oracle.input)
         for name, want in model.oracle.output.items():
             _assert_close(got[name], want, f"{what}, output {name}")
+            _assert_close(got[name], ref[name], f"{what}, output {name} (numpy reference)", REF_TOL)
         compared += 1
     if not compared and unsupported:
         pytest.skip(f"TF has no kernel: {unsupported[0]}")
     assert compared, f"no single-op graph of {cls.name} with a {dtype} first input could be built and compared"
 
 
-def _assert_close(tf_out: np.ndarray, torch_out: np.ndarray, what: str) -> None:
+def _assert_close(tf_out: np.ndarray, torch_out: np.ndarray, what: str, tol=TOL) -> None:
     assert tf_out.shape == torch_out.shape and tf_out.dtype == torch_out.dtype, \
-        f"{what}: TF {tf_out.dtype}{list(tf_out.shape)} vs torch {torch_out.dtype}{list(torch_out.shape)}"
+        f"{what}: TF {tf_out.dtype}{list(tf_out.shape)} vs {torch_out.dtype}{list(torch_out.shape)}"
     dt = DType.parse(tf_out.dtype)
     if dt.is_float:
-        rtol, atol = TOL.get(dt, (1e-2, 1e-2))
+        rtol, atol = tol.get(dt, (1e-2, 1e-2))
         np.testing.assert_allclose(tf_out.astype(np.float64), torch_out.astype(np.float64), rtol=rtol, atol=atol,
                                    err_msg=what)
     else:
