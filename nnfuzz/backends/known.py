@@ -45,6 +45,9 @@ KNOWN = [
     Known("tf|xla|tflite", r"Could not find device for node|No registered '\w+' OpKernel|"
           r"Value for attr '\w+' of \w+ is not in the list of allowed values|"
           r"No OpKernel was registered to support Op", note="TF has no kernel for this op x dtype"),
+    Known("tflite", r"op is neither a custom op nor a flex op|failed to legalize operation|"
+          r"Some ops are not supported by the native TFLite runtime",
+          note="the TFLite converter has no builtin op for this op x dtype (flex ops are not used)"),
 ]
 
 
