@@ -196,8 +196,8 @@ SAME_INPUTS.update({B.Sub: ZERO, B.Fmod: ZERO, B.Xor: ZERO, B.Div: VRange(1.0, 1
 def _tf_binary(op, rs, ts):
     a, b = rs
     if isinstance(op, T.SquaredDifference):  # the square of the difference's range
-        d = VRange(a.lo - b.hi, a.hi - b.lo)
-        return VRange(0.0 if d.lo <= 0 <= d.hi else min(d.lo * d.lo, d.hi * d.hi), max(d.lo * d.lo, d.hi * d.hi))
+        lo, hi = a.lo - b.hi, a.hi - b.lo
+        return VRange(0.0 if lo <= 0 <= hi else min(lo * lo, hi * hi), max(lo * lo, hi * hi))
     if isinstance(op, T.FloorMod):  # the result lies between 0 and y (inclusive: x mod y may round to y)
         out = VRange(min(b.lo, 0.0), max(b.hi, 0.0))
         return out.hull(0.0) if a.has_zero else out  # 0 mod y is 0 (y is non-zero: the domain)
