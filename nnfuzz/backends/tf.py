@@ -20,10 +20,15 @@ class _TfBackend(Backend):
         from nnfuzz.materialize.tensorflow.lazy import tf
 
         self._tf = tf
-        tf.config.threading.set_intra_op_parallelism_threads(1)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-        if self.device == "cpu":  # keep a GPU build on the CPU for the -cpu backends
-            tf.config.set_visible_devices([], "GPU")
+        try:  # one thread, like every other backend's worker; CPU backends do not see a GPU
+            tf.config.threading.set_intra_op_parallelism_threads(1)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+            if self.device == "cpu":
+                tf.config.set_visible_devices([], "GPU")
+        except RuntimeError:
+            # TF refuses these once its runtime started in this process (a test, or `nnfuzz backends`);
+            # a sandbox worker always starts fresh, so campaigns always get the settings above
+            pass
 
     @classmethod
     def check_available(cls) -> None:
