@@ -10,6 +10,7 @@ make later ones dynamic-shaped, and fail with ``FailOnRecompileLimitHit`` from t
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Dict
 
@@ -24,7 +25,7 @@ class _InductorBackend(Backend):
     system = "inductor"
     formats = ("gir",)
     lowering = "torch"
-    unoptimized = None  # the optlevel oracle's baseline for inductor is torch eager: the default reference
+    unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)
     torch_device = "cpu"
 
     def __init__(self, cache_dir=None, mode=None, **options):
@@ -73,7 +74,7 @@ class _InductorBackend(Backend):
         fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
         zeros = [to_torch(np.zeros([int(d) for d in gir.vars[i].shape], gir.vars[i].dtype.numpy()),
                           gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
-        with torch.no_grad():
+        with torch.no_grad(), self._default_device():
             fn(*zeros)  # the first call traces and compiles
         self._sync()
         return fn, gir
@@ -84,13 +85,16 @@ class _InductorBackend(Backend):
 
         fn, gir = compiled
         xs = [to_torch(inputs[i], gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
-        with torch.no_grad():
+        with torch.no_grad(), self._default_device():
             outs = fn(*xs)
             outs = [o.cpu() for o in outs]  # copies before a cudagraph replay could reuse the memory
         return {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
 
     def _sync(self) -> None:
         pass
+
+    def _default_device(self):
+        return contextlib.nullcontext()
 
 
 class InductorCpuBackend(_InductorBackend):
@@ -130,3 +134,8 @@ class InductorGpuBackend(_InductorBackend):
 
     def _sync(self) -> None:
         self._torch.cuda.synchronize()
+
+    def _default_device(self):
+        # lowerings that make tensors without a device (BatchNorm's statistics, index_select's indices)
+        # make them on the GPU too
+        return self._torch.device(self.torch_device)

@@ -3,6 +3,10 @@
 The inference precision is pinned (``INFERENCE_PRECISION_HINT``): left alone, the CPU plugin computes
 float32 models in bfloat16 on CPUs that support it (AVX512-BF16, AMX), which a float32 reference would
 report as wrong values. One inference thread, like ort-cpu.
+
+Not caught here: the CPU plugin also computes int64 in int32 (converts at the edges), so an int64 result
+beyond +-2**31 wraps. The fuzzer's integer values stay small, so this rarely shows; when an int64
+output disagrees by a multiple of 2**32, that is why.
 """
 from __future__ import annotations
 

@@ -1,0 +1,156 @@
+"""ort-gpu, inductor-gpu, trt-gpu. Without a GPU (or the GPU packages) each must refuse to start with a
+BackendUnavailable that says what is missing and what to use instead; with them, generated models agree
+with torch eager. Each test skips where the other case holds."""
+import numpy as np
+import pytest
+
+from nnfuzz.backends import backend_class, get_backend
+from nnfuzz.backends.base import BackendUnavailable
+from nnfuzz.backends.known import classify
+from nnfuzz.fuzz.sandbox import Sandbox
+from nnfuzz.oracle import Outcome, compare
+
+OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose", "Reshape",
+       "Concat"]
+
+# backend -> words its "unavailable" message must contain (what is missing, what to use instead)
+HINTS = {
+    "ort-gpu": ["CUDAExecutionProvider", "onnxruntime-gpu", "ort-cpu"],
+    "inductor-gpu": ["torch.cuda.is_available()", "inductor-cpu"],
+    "trt-gpu": ["ort-cpu"],
+}
+
+
+def unavailable(name):
+    """The BackendUnavailable message of backend ``name`` on this machine, or None if it can run."""
+    try:
+        backend_class(name).check_available()
+    except BackendUnavailable as e:
+        return str(e)
+    return None
+
+
+def needs(name):
+    why = unavailable(name)
+    if why is not None:
+        pytest.skip(f"{name} cannot run here: {why}")
+
+
+def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=5):
+    from nnfuzz.generate import generate_graph
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.search import SearchConfig
+
+    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
+                                   max_elems=1024))
+    model = build_model(gir, seed, search=SearchConfig())
+    assert model.oracle.output is not None
+    return model
+
+
+def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:
+    from onnx import helper
+
+    g = helper.make_graph([helper.make_node(op, [n for n, _, _ in inputs], [n for n, _, _ in outputs], **attrs)],
+                          op.lower(), [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_tensor_value_info(*o) for o in outputs])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
+
+
+# -- no GPU ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(HINTS))
+def test_unavailable_backend_says_what_is_missing(name):
+    why = unavailable(name)
+    if why is None:
+        pytest.skip(f"{name} can run here")
+    assert why.startswith(name), why
+    for word in HINTS[name]:
+        assert word in why, f"{word!r} missing from: {why}"
+    with pytest.raises(BackendUnavailable):
+        get_backend(name)
+
+
+def test_trt_names_every_missing_piece():
+    why = unavailable("trt-gpu")
+    if why is None:
+        pytest.skip("trt-gpu can run here")
+    import importlib.util
+
+    import torch
+
+    if importlib.util.find_spec("tensorrt") is None:
+        assert "pip install tensorrt" in why
+    if not torch.cuda.is_available():
+        assert "torch.cuda.is_available() is False" in why
+
+
+def test_unavailable_in_the_sandbox_is_reported_at_start():
+    if unavailable("ort-gpu") is None:
+        pytest.skip("ort-gpu can run here")
+    with pytest.raises(BackendUnavailable, match="onnxruntime-gpu"):
+        Sandbox("ort-gpu").start()
+
+
+# -- with a GPU ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ort-gpu", "trt-gpu"])
+def test_onnx_gpu_backend_passes_generated_float32_models(name):
+    needs(name)
+    b = get_backend(name)
+    assert b.version and b.version_id
+    for seed in range(3):
+        model = make_model(seed)
+        out = b.run(b.compile(model.onnx.SerializeToString()), model.oracle.input)
+        v = compare(model.oracle.output, out)
+        assert v.outcome is Outcome.PASS, (seed, v.detail)
+
+
+def test_inductor_gpu_passes_generated_float32_models():
+    needs("inductor-gpu")
+    from nnfuzz.materialize.portable import pack
+
+    b = get_backend("inductor-gpu")
+    for seed in range(2):
+        model = make_model(seed, max_nodes=4)
+        out = b.run(b.compile(pack(model.gir.dumps(), model.weights)), model.oracle.input)
+        v = compare(model.oracle.output, out)
+        assert v.outcome is Outcome.PASS, (seed, v.detail)
+
+
+def test_ort_gpu_session_really_uses_cuda():
+    needs("ort-gpu")
+    b = get_backend("ort-gpu")
+    from onnx import TensorProto
+
+    f = TensorProto.FLOAT
+    sess = b.compile(onnx_model("Relu", [("x", f, [3])], [("y", f, [3])]))
+    assert sess.get_providers()[0] == "CUDAExecutionProvider"
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    np.testing.assert_array_equal(b.run(sess, {"x": x})["y"], np.maximum(x, 0))
+
+
+def test_trt_edge_tensors_and_known_limitations():
+    """0-d and empty tensors run; float64 and ops the parser lacks are UNSUPPORTED, never bugs."""
+    needs("trt-gpu")
+    from onnx import TensorProto
+
+    b = get_backend("trt-gpu")
+    f = TensorProto.FLOAT
+    out = b.run(b.compile(onnx_model("Add", [("x", f, []), ("z", f, [])], [("y", f, [])])),
+                {"x": np.array(1.5, np.float32), "z": np.array(2.0, np.float32)})
+    assert out["y"].shape == () and out["y"] == 3.5
+    out = b.run(b.compile(onnx_model("Relu", [("x", f, [0, 3])], [("y", f, [0, 3])])),
+                {"x": np.zeros((0, 3), np.float32)})
+    assert out["y"].shape == (0, 3)
+    d = TensorProto.DOUBLE
+    with pytest.raises(RuntimeError) as e:
+        b.compile(onnx_model("Exp", [("x", d, [2])], [("y", d, [2])]))
+    assert classify("trt", str(e.value)).dtype == "float64"
+    with pytest.raises(RuntimeError) as e:  # no importer and no plugin for an op that does not exist
+        b.compile(onnx_model("Frobnicate", [("x", f, [2])], [("y", f, [2])]))
+    k = classify("trt", str(e.value))
+    assert k is not None and k.kind == "unsupported", str(e.value)

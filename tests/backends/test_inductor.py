@@ -1,0 +1,132 @@
+"""inductor-cpu, the real system: generated models agree with torch eager; many models in one process
+(dynamo's recompile limit); options, versions; a compile failure is staged "compile"; the sandbox.
+
+Compiles are the cost here (seconds each on a small machine): one backend object for the module, tiny
+graphs, and as few compiles as the checks need.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nnfuzz.backends import get_backend  # noqa: E402
+from nnfuzz.backends.known import classify  # noqa: E402
+from nnfuzz.errors import ConfigError  # noqa: E402
+from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
+from nnfuzz.generate import generate_graph  # noqa: E402
+from nnfuzz.generate.policy import GenPolicy  # noqa: E402
+from nnfuzz.gir import GraphIR  # noqa: E402
+from nnfuzz.materialize.model import build_model  # noqa: E402
+from nnfuzz.materialize.portable import pack  # noqa: E402
+from nnfuzz.materialize.search import SearchConfig  # noqa: E402
+from nnfuzz.oracle import Outcome, Stage, Symptom, compare, judge  # noqa: E402
+
+OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose", "Reshape",
+       "Concat"]
+
+# Max(Sign(x), x) on int16: torch 2.13's C++ codegen calls max_propagate_nan(int, short) and g++ rejects it
+# (a real inductor bug the fuzzer found; a graph of it from the fuzzer, shrunk by hand)
+SIGN_MAX_INT16 = """{"version": 1, "vars": {"i0": {"shape": [2], "dtype": "int16"},
+ "v0": {"shape": [2], "dtype": "int16"}, "v1": {"shape": [2], "dtype": "int16"}}, "inputs": ["i0"], "weights": [],
+ "insts": [{"op": {"op": "Sign", "module": "nnfuzz.abstract.ops.elementwise", "args": [], "kwargs": {}},
+            "inputs": ["i0"], "outputs": ["v0"]},
+           {"op": {"op": "Max", "module": "nnfuzz.abstract.ops.binary", "args": [], "kwargs": {}},
+            "inputs": ["v0", "i0"], "outputs": ["v1"]}],
+ "outputs": ["v1"]}"""
+
+
+def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=4):
+    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
+                                   max_elems=256))
+    model = build_model(gir, seed, export=False, search=SearchConfig())
+    assert model.oracle.output is not None
+    return model
+
+
+def payload(model) -> bytes:
+    return pack(model.gir.dumps(), model.weights)
+
+
+@pytest.fixture(scope="module")
+def ind():
+    """One backend for the module, with dynamo's recompile limit at 1: any second model compiled without
+    ``torch._dynamo.reset()`` would then fail with FailOnRecompileLimitHit (at the default of 8 a campaign
+    hit it on its 9th model: every model is a new GraphModule, but they share GraphModule.forward's code)."""
+    cfg = torch._dynamo.config
+    old = cfg.recompile_limit
+    cfg.recompile_limit = 1
+    try:
+        yield get_backend("inductor-cpu")
+    finally:
+        cfg.recompile_limit = old
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_generated_float32_models_pass(ind, seed):
+    model = make_model(seed)
+    compiled = ind.compile(payload(model))
+    v = compare(model.oracle.output, ind.run(compiled, model.oracle.input))
+    assert v.outcome is Outcome.PASS, v.detail
+
+
+def test_bfloat16_model_passes(ind):
+    model = make_model(1, include=["Add", "Mul", "Relu", "Sub"], dtypes=["bfloat16"], max_nodes=3)
+    out = ind.run(ind.compile(payload(model)), model.oracle.input)
+    assert all(str(a.dtype) == "bfloat16" for a in out.values())
+    v = compare(model.oracle.output, out)
+    assert v.outcome is Outcome.PASS, v.detail
+
+
+def test_bad_options_name_the_value_and_choices():
+    with pytest.raises(ConfigError, match=r"backend\.options\.mode='fast'.*'reduce-overhead'"):
+        get_backend("inductor-cpu", mode="fast")
+    with pytest.raises(ConfigError, match=r"backend\.options\.cache_dir=3 "):
+        get_backend("inductor-cpu", cache_dir=3)
+    get_backend("inductor-cpu", mode="max-autotune-no-cudagraphs")  # valid; compiles nothing
+
+
+def test_version(ind):
+    assert ind.version == torch.__version__
+    assert ind.version_id == torch.version.git_version and len(ind.version_id) == 40
+
+
+def test_gpu_variant_says_to_use_the_cpu_one():
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present")
+    from nnfuzz.backends.base import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable, match="inductor-cpu"):
+        get_backend("inductor-gpu")
+
+
+def test_cache_dir_option_sets_inductors_cache_directory(tmp_path, monkeypatch):
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", cache_dir())  # restored after the test
+    get_backend("inductor-cpu", cache_dir=str(tmp_path / "inductor"))
+    assert cache_dir() == str(tmp_path / "inductor")
+
+
+def test_sandbox_runs_a_model_and_stages_a_compile_failure():
+    """In the sandbox: a model runs ("ok"); a graph inductor cannot compile fails in the "compile" stage
+    (the warm-up call compiles) and is judged a bug, not unsupported."""
+    model = make_model(2)
+    with Sandbox("inductor-cpu", test_timeout=300) as sb:
+        assert sb.info["name"] == "inductor-cpu" and sb.info["version"] == torch.__version__
+        assert sb.format == "gir"
+        r = sb.run_model(model, model.oracle.input)
+        assert r.status == "ok", (r.error, r.detail)
+        assert judge(r, model.oracle.output, "inductor").outcome is Outcome.PASS
+        assert r.seconds["compile"] > r.seconds["execute"]
+
+        bad = build_model(GraphIR.loads(SIGN_MAX_INT16), 0, export=False,
+                          values=({}, {"i0": np.array([-3, 5], np.int16)}))
+        r = sb.run_model(bad, bad.oracle.input)
+    v = judge(r, bad.oracle.output, "inductor")
+    if r.status == "ok":  # fixed in this torch
+        assert v.outcome is Outcome.PASS
+    else:
+        assert (r.status, r.stage) == ("error", "compile"), (r.error, r.detail)
+        assert classify("inductor", f"{r.error}\n{r.detail}") is None
+        assert (v.outcome, v.symptom, v.stage) == (Outcome.BUG, Symptom.crash, Stage.compile)
