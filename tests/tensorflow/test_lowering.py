@@ -12,17 +12,13 @@ in the half types, which round every intermediate.
 """
 import numpy as np
 import pytest
+from single_op import single_op_models
 
 tf = pytest.importorskip("tensorflow")
 
 from nnfuzz.abstract import OP_REGISTRY, load_builtin_ops  # noqa: E402
 from nnfuzz.abstract.dtype import DType  # noqa: E402
 from nnfuzz.backends.known import classify  # noqa: E402
-from nnfuzz.errors import ConstraintError  # noqa: E402
-from nnfuzz.generate import generate_graph  # noqa: E402
-from nnfuzz.generate.policy import GenPolicy  # noqa: E402
-from nnfuzz.materialize.model import build_model  # noqa: E402
-from nnfuzz.materialize.search import SearchConfig  # noqa: E402
 from nnfuzz.materialize.tensorflow.lowering import NO_TF_LOWERING, has_tf_lowering  # noqa: E402
 from nnfuzz.materialize.tensorflow.module import TFGraph, check_tf_outputs  # noqa: E402
 from nnfuzz.reference import evaluate  # noqa: E402
@@ -55,21 +51,10 @@ def test_every_builtin_op_has_a_tf_lowering_or_a_reason():
 @pytest.mark.parametrize("cls, dtype", list(_cases()))
 def test_tf_agrees_with_torch(cls, dtype):
     compared, unsupported = 0, []
-    for seed in range(30):
+    for gir, model in single_op_models(cls, dtype, range(30)):
         if compared >= GRAPHS_PER_CASE:
             break
-        policy = GenPolicy(seed=seed, max_nodes=1, include=[cls.name], max_elems=256,
-                           dtypes=sorted({dtype.value, "bool", "int64"}))
-        try:
-            gir = generate_graph(policy)
-        except ConstraintError:
-            continue
         (inst,) = gir.insts
-        if gir.vars[inst.inputs[0]].dtype is not dtype:
-            continue
-        model = build_model(gir, seed, export=False, search=SearchConfig(time_ms=300))
-        if model.oracle.output is None:
-            continue  # no safe values: undefined behaviour, nothing to compare
         what = f"{inst.op!r} on {[str(gir.vars[v]) for v in inst.inputs]}"
         try:
             got = TFGraph(gir, model.weights).eager(model.oracle.input)
