@@ -42,6 +42,16 @@ class Backend:
     def check_available(cls) -> None:
         """Raise BackendUnavailable saying what is missing and how to get it."""
 
+    @classmethod
+    def require(cls, module: str, what: str, install: str) -> None:
+        """Import ``module`` or raise BackendUnavailable: ``<name> needs <what> (<error>); install it with ...``."""
+        import importlib
+
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise BackendUnavailable(f"{cls.name} needs {what} ({e}); install it with `{install}`") from None
+
     @property
     def version(self) -> str:
         raise NotImplementedError

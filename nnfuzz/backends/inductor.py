@@ -47,12 +47,7 @@ class _InductorBackend(Backend):
 
     @classmethod
     def check_available(cls) -> None:
-        try:
-            import torch  # noqa: F401
-            import torch._inductor  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"{cls.name} needs torch with TorchInductor ({e}); "
-                                     "install it with `pip install torch`")
+        cls.require("torch._inductor", "torch with TorchInductor", "pip install torch==2.13.0")
 
     @property
     def version(self) -> str:

@@ -14,7 +14,7 @@ from typing import Dict
 
 import numpy as np
 
-from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.backends.base import Backend
 
 PRECISIONS = ("f32", "bf16", "f16")
 # The CPU plugin has no float64 kernels: it converts float64 tensors to float32 (and back at the model's
@@ -43,10 +43,7 @@ class OpenVinoBackend(Backend):
 
     @classmethod
     def check_available(cls) -> None:
-        try:
-            import openvino  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"openvino-cpu needs openvino ({e}); install it with `pip install openvino`")
+        cls.require("openvino", "openvino", "pip install -e '.[openvino]'")
 
     @property
     def version(self) -> str:

@@ -27,10 +27,7 @@ class OrtBackend(Backend):
 
     @classmethod
     def check_available(cls) -> None:
-        try:
-            import onnxruntime  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"ort-cpu needs onnxruntime ({e}); install it with `pip install -e '.[onnx]'`")
+        cls.require("onnxruntime", "onnxruntime", "pip install -e '.[onnx]'")
 
     @property
     def version(self) -> str:

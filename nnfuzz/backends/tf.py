@@ -32,10 +32,7 @@ class _TfBackend(Backend):
 
     @classmethod
     def check_available(cls) -> None:
-        try:
-            import tensorflow  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"{cls.name} needs tensorflow ({e}); install it with `pip install -e '.[tf]'`")
+        cls.require("tensorflow", "tensorflow", "pip install -e '.[tf]'")
 
     @property
     def version(self) -> str:

@@ -6,7 +6,6 @@ from typing import Dict
 
 import numpy as np
 
-from nnfuzz.backends.base import BackendUnavailable
 from nnfuzz.backends.tf import _TfBackend
 
 
@@ -18,11 +17,7 @@ class TfliteBackend(_TfBackend):
     @classmethod
     def check_available(cls) -> None:
         super().check_available()
-        try:
-            import ai_edge_litert.interpreter  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"tflite-cpu needs the LiteRT interpreter ({e}); "
-                                     "install it with `pip install ai-edge-litert`")
+        cls.require("ai_edge_litert.interpreter", "the LiteRT interpreter", "pip install ai-edge-litert")
 
     @property
     def version_id(self) -> str:

@@ -25,10 +25,7 @@ class _TvmBackend(Backend):
 
     @classmethod
     def check_available(cls) -> None:
-        try:
-            import tvm  # noqa: F401
-        except ImportError as e:
-            raise BackendUnavailable(f"{cls.name} needs apache-tvm ({e}); install it with `pip install -e '.[tvm]'`")
+        cls.require("tvm", "apache-tvm", "pip install -e '.[tvm]'")
 
     @property
     def version(self) -> str:
