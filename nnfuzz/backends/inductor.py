@@ -44,6 +44,17 @@ class _InductorBackend(Backend):
         self._torch = torch
         self.mode = mode
         self.cache_dir = cache_dir
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Compile a one-op function once, while the worker starts: the first compile in a process (C++
+        header build, codegen imports: 10-40 s) must not count against the first model's test_timeout."""
+        torch = self._torch
+        fn = torch.compile(lambda x: torch.relu(x) + 1, backend="inductor", mode=self.mode, fullgraph=True)
+        with torch.no_grad(), self._default_device():
+            fn(torch.zeros(4, device=self.torch_device))
+        self._sync()
+        torch._dynamo.reset()
 
     @classmethod
     def check_available(cls) -> None:
