@@ -325,7 +325,10 @@ class Campaign:
         }
         err_log = f"{verdict.summary}\n\n{verdict.detail}\n"
         meta["signature"], meta["duplicate_of"] = self.dedup.check(meta, err_log)
-        oracle = {**p.oracle.to_dict(), "output": p.expected if p.side == "actual" else p.oracle.output}
+        # what the system was compared with: the other side's outputs when another system ran (None if it
+        # never got to run, e.g. after a crash of the system under test), else the torch reference
+        other_side = self.expected is not None and p.side == "actual"
+        oracle = {**p.oracle.to_dict(), "output": p.expected if other_side else p.oracle.output}
         path = self.store.save(model_bytes=p.payload(meta["format"]), gir_text=p.gir_text, oracle=oracle,
                                meta=meta, err_log=err_log, fmt=meta["format"], tf_model=self._tf_writer(p))
         self.dedup.saved(meta["signature"], path.name)
