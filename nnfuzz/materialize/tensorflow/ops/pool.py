@@ -1,8 +1,9 @@
 """Pooling: TF's channels-last pool kernels (VALID) on an input padded as torch pads it (-inf for max,
-zeros for avg, with the divisor fixed up where ``count_include_pad`` is off). Dilated windows, and the
-3-D pools in dtypes TF's CPU MaxPool3D/AvgPool3D lack, reduce the windows' strided slices instead."""
+zeros for avg, with the divisor fixed up where ``count_include_pad`` is off). Dilated max pools, and
+the 3-D pools in dtypes TF's CPU MaxPool3D/AvgPool3D lack, pool one spatial axis at a time (a box's
+max, or its mean over the whole kernel, is that of its rows) with TF's 2-D kernels, whose dilated form
+is tf.nn.pool at stride 1, subsampled."""
 import functools
-import itertools
 
 import numpy as np
 
@@ -12,51 +13,54 @@ from nnfuzz.materialize.tensorflow.lowering import tf_lowers
 from nnfuzz.materialize.tensorflow.ops._layout_util import pad_spatial, shape_of, to_first, to_last
 
 
-def _out_sizes(op, padded_sizes):
-    return [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(padded_sizes, op.kernel, op.stride, op.dilation)]
+def _kernel(kind):
+    """TF's pool kernel (tf.nn.max_pool/avg_pool, unlike tf.nn.pool, take strides longer than the window)."""
+    return tf.nn.max_pool if kind == "MAX" else tf.nn.avg_pool
 
 
-def _windows(op, x):
-    """One strided slice of padded channels-first x per kernel tap: that tap's element of every window."""
-    out = _out_sizes(op, shape_of(x)[2:])
-    for taps in itertools.product(*(range(k) for k in op.kernel)):
-        yield x[(slice(None), slice(None)) + tuple(slice(j * d, j * d + (m - 1) * s + 1, s)
-                                                  for j, d, s, m in zip(taps, op.dilation, op.stride, out))]
+def _pool_axis(x, axis, kind, k, s, d):
+    """A 1-D pool of kernel k, stride s and dilation d along ``axis`` of x (VALID)."""
+    shape = shape_of(x)
+    n = shape[axis]
+    m = (n - d * (k - 1) - 1) // s + 1
+    y = tf.reshape(x, [int(np.prod(shape[:axis])), n, int(np.prod(shape[axis + 1:])), 1])
+    if d == 1:
+        y = _kernel(kind)(y, [k, 1], [s, 1], "VALID")
+    else:  # tf.nn.pool takes no stride along with a dilation
+        y = tf.nn.pool(y, [k, 1], kind, strides=[1, 1], padding="VALID", dilations=[d, 1])[:, ::s]
+    return tf.reshape(y, shape[:axis] + [m] + shape[axis + 1:])
 
 
-def _native(op, x, dtypes_3d):
-    return all(d == 1 for d in op.dilation) and (len(op.kernel) < 3 or x.dtype in dtypes_3d)
+def _pool(op, x, kind, dtypes_3d):
+    """The pool of padded channels-first x, by TF's N-d kernel where it has one, else axis by axis."""
+    if all(d == 1 for d in op.dilation) and (len(op.kernel) < 3 or x.dtype in dtypes_3d):
+        return to_first(_kernel(kind)(to_last(x), list(op.kernel), list(op.stride), "VALID"))
+    for axis, (k, s, d) in enumerate(zip(op.kernel, op.stride, op.dilation), start=2):
+        x = _pool_axis(x, axis, kind, k, s, d)
+    return x
 
 
 @tf_lowers(P.MaxPool1d, P.MaxPool2d, P.MaxPool3d)
 def _max_pool(op, x):
     lowest = x.dtype.min if x.dtype.is_integer else -np.inf
-    x = pad_spatial(x, op.padding, lowest)
-    if _native(op, x, (tf.float16, tf.bfloat16, tf.float32)):
-        return to_first(tf.nn.max_pool(to_last(x), list(op.kernel), list(op.stride), "VALID"))
-    return functools.reduce(tf.maximum, _windows(op, x))
+    # MaxPool3D's half kernel is oneDNN's alone, which turns some kernel sizes down ("no device")
+    return _pool(op, pad_spatial(x, op.padding, lowest), "MAX", (tf.float32,))
 
 
 def _in_window_counts(op, sizes):
     """Input (not padding) elements of each window, [*S'], for the unpadded spatial sizes."""
     per_dim = []
-    for n, k, s, p, m in zip(sizes, op.kernel, op.stride, op.padding, _out_sizes(op, [n + 2 * p for n, p in
-                                                                                         zip(sizes, op.padding)])):
-        start = np.arange(m) * s - p
+    for n, k, s, p in zip(sizes, op.kernel, op.stride, op.padding):
+        start = np.arange((n + 2 * p - k) // s + 1) * s - p
         per_dim.append(np.minimum(start + k, n) - np.maximum(start, 0))
     return functools.reduce(np.multiply.outer, per_dim)
 
 
 @tf_lowers(P.AvgPool1d, P.AvgPool2d, P.AvgPool3d)
 def _avg_pool(op, x):
-    sizes = shape_of(x)[2:]
-    xp = pad_spatial(x, op.padding)
-    if _native(op, x, (tf.float32,)):
-        y = to_first(tf.nn.avg_pool(to_last(xp), list(op.kernel), list(op.stride), "VALID"))
-    else:
-        y = tf.add_n(list(_windows(op, xp))) / tf.cast(np.prod(op.kernel), x.dtype)
+    y = _pool(op, pad_spatial(x, op.padding), "AVG", (tf.float32,))
     if not op.count_include_pad and any(op.padding):  # the mean of the input elements only
-        y = y * tf.constant(np.prod(op.kernel) / _in_window_counts(op, sizes), dtype=x.dtype)
+        y = y * tf.constant(np.prod(op.kernel) / _in_window_counts(op, shape_of(x)[2:]), dtype=x.dtype)
     return y
 
 
@@ -70,18 +74,18 @@ def _global_max_pool(op, x):
     return tf.reduce_max(x, axis=list(range(2, len(x.shape))), keepdims=True)
 
 
-def _adaptive(pool, op, x):
+def _adaptive(kind, op, x):
     """Input sizes are multiples of the output sizes: a fixed pool with kernel = stride = size / out."""
     h, w = shape_of(x)[2:]
     k = [h // op.out_h, w // op.out_w]
-    return to_first(pool(to_last(x), k, k, "VALID"))
+    return to_first(_kernel(kind)(to_last(x), k, k, "VALID"))
 
 
 @tf_lowers(P.AdaptiveAvgPool2d)
 def _adaptive_avg_pool2d(op, x):
-    return _adaptive(tf.nn.avg_pool, op, x)
+    return _adaptive("AVG", op, x)
 
 
 @tf_lowers(P.AdaptiveMaxPool2d)
 def _adaptive_max_pool2d(op, x):
-    return _adaptive(tf.nn.max_pool, op, x)
+    return _adaptive("MAX", op, x)
