@@ -25,3 +25,17 @@ def single_op_models(cls, dtype, seeds=range(40)):
         if model.oracle.output is None:
             continue  # no safe values found: undefined, nothing to compare
         yield gir, model
+
+
+COMMON_OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose",
+              "Reshape", "Concat"]
+
+
+def safe_model(seed, include=COMMON_OPS, dtypes=("float32",), max_nodes=6, max_elems=1024, export=True):
+    """A small generated model over ``include`` with safe values (a defined reference): what the backend
+    tests run on each system."""
+    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
+                                   max_elems=max_elems))
+    model = build_model(gir, seed, export=export, search=SearchConfig())
+    assert model.oracle.output is not None, f"seed {seed}: the value search found no safe values"
+    return model

@@ -3,6 +3,7 @@ BackendUnavailable that says what is missing and what to use instead; with them,
 with torch eager. Each test skips where the other case holds."""
 import numpy as np
 import pytest
+from single_op import COMMON_OPS, safe_model
 
 from nnfuzz.backends import backend_class, get_backend
 from nnfuzz.backends.base import BackendUnavailable
@@ -10,8 +11,7 @@ from nnfuzz.backends.known import classify
 from nnfuzz.fuzz.sandbox import Sandbox
 from nnfuzz.oracle import Outcome, compare
 
-OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose", "Reshape",
-       "Concat"]
+OPS = COMMON_OPS
 
 # backend -> words its "unavailable" message must contain (what is missing, what to use instead)
 HINTS = {
@@ -37,16 +37,7 @@ def needs(name):
 
 
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=5):
-    from nnfuzz.generate import generate_graph
-    from nnfuzz.generate.policy import GenPolicy
-    from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.search import SearchConfig
-
-    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
-                                   max_elems=1024))
-    model = build_model(gir, seed, search=SearchConfig())
-    assert model.oracle.output is not None
-    return model
+    return safe_model(seed, include, dtypes, max_nodes)
 
 
 def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:

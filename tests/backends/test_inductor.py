@@ -7,6 +7,7 @@ graphs, and as few compiles as the checks need.
 
 import numpy as np
 import pytest
+from single_op import COMMON_OPS, safe_model
 
 torch = pytest.importorskip("torch")
 
@@ -14,16 +15,12 @@ from nnfuzz.backends import get_backend  # noqa: E402
 from nnfuzz.backends.known import classify  # noqa: E402
 from nnfuzz.errors import ConfigError  # noqa: E402
 from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
-from nnfuzz.generate import generate_graph  # noqa: E402
-from nnfuzz.generate.policy import GenPolicy  # noqa: E402
 from nnfuzz.gir import GraphIR  # noqa: E402
 from nnfuzz.materialize.model import build_model  # noqa: E402
 from nnfuzz.materialize.portable import pack  # noqa: E402
-from nnfuzz.materialize.search import SearchConfig  # noqa: E402
 from nnfuzz.oracle import Outcome, Stage, Symptom, compare, judge  # noqa: E402
 
-OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose", "Reshape",
-       "Concat"]
+OPS = COMMON_OPS
 
 # Max(Sign(x), x) on int16: torch 2.13's C++ codegen calls max_propagate_nan(int, short) and g++ rejects it
 # (a real inductor bug the fuzzer found; a graph of it from the fuzzer, shrunk by hand)
@@ -37,11 +34,7 @@ SIGN_MAX_INT16 = """{"version": 1, "vars": {"i0": {"shape": [2], "dtype": "int16
 
 
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=4):
-    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
-                                   max_elems=256))
-    model = build_model(gir, seed, export=False, search=SearchConfig())
-    assert model.oracle.output is not None
-    return model
+    return safe_model(seed, include, dtypes, max_nodes, max_elems=256, export=False)
 
 
 def payload(model) -> bytes:

@@ -5,6 +5,7 @@ import importlib.metadata
 import ml_dtypes
 import numpy as np
 import pytest
+from single_op import COMMON_OPS, safe_model
 
 pytest.importorskip("openvino")
 
@@ -12,22 +13,13 @@ from nnfuzz.backends import get_backend  # noqa: E402
 from nnfuzz.backends.known import classify  # noqa: E402
 from nnfuzz.errors import ConfigError  # noqa: E402
 from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
-from nnfuzz.generate import generate_graph  # noqa: E402
-from nnfuzz.generate.policy import GenPolicy  # noqa: E402
-from nnfuzz.materialize.model import build_model  # noqa: E402
-from nnfuzz.materialize.search import SearchConfig  # noqa: E402
 from nnfuzz.oracle import Outcome, Symptom, compare, judge  # noqa: E402
 
-OPS = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh", "Conv2d", "MatMul", "MaxPool2d", "Transpose", "Reshape",
-       "Concat"]
+OPS = COMMON_OPS
 
 
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=6):
-    gir = generate_graph(GenPolicy(seed=seed, max_nodes=max_nodes, include=list(include), dtypes=list(dtypes),
-                                   max_elems=1024))
-    model = build_model(gir, seed, search=SearchConfig())
-    assert model.oracle.output is not None
-    return model
+    return safe_model(seed, include, dtypes, max_nodes)
 
 
 def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:

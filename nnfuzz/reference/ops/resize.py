@@ -26,7 +26,7 @@ def _source(n_in, n_out, align_corners):
     return (i + 0.5) * (n_in / n_out) - 0.5
 
 
-def _linear_taps(n_in, n_out, align_corners):
+def linear_taps(n_in, n_out, align_corners):
     src = np.maximum(_source(n_in, n_out, align_corners), 0.0)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0
@@ -41,7 +41,7 @@ def _cubic_far(d):  # the kernel at 1 < d < 2
     return ((CUBIC_A * d - 5 * CUBIC_A) * d + 8 * CUBIC_A) * d - 4 * CUBIC_A
 
 
-def _cubic_taps(n_in, n_out, align_corners):
+def cubic_taps(n_in, n_out, align_corners):
     src = _source(n_in, n_out, align_corners)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0
@@ -73,9 +73,9 @@ def _nearest(op, x):
 
 @evaluates(R.ResizeLinear)
 def _linear(op, x):
-    return _separable(op, x, _linear_taps)
+    return _separable(op, x, linear_taps)
 
 
 @evaluates(R.ResizeCubic)
 def _cubic(op, x):
-    return _separable(op, x, _cubic_taps)
+    return _separable(op, x, cubic_taps)

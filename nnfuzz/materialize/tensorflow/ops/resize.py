@@ -11,38 +11,9 @@ from nnfuzz.abstract.ops import resize as R
 from nnfuzz.materialize.tensorflow.lazy import tf
 from nnfuzz.materialize.tensorflow.lowering import tf_lowers
 from nnfuzz.materialize.tensorflow.ops._layout_util import compute_dtype
-
-CUBIC_A = -0.75  # torch's bicubic coefficient
-
-
-def _source(n_in, n_out, align_corners):
-    i = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        return i * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    return (i + 0.5) * (n_in / n_out) - 0.5
-
-
-def _linear_taps(n_in, n_out, align_corners):
-    src = np.maximum(_source(n_in, n_out, align_corners), 0.0)
-    i0 = np.floor(src).astype(np.int64)
-    t = src - i0
-    return [i0, np.minimum(i0 + 1, n_in - 1)], [1.0 - t, t]
-
-
-def _cubic_near(d):  # Keys' cubic convolution kernel at 0 <= d <= 1
-    return ((CUBIC_A + 2) * d - (CUBIC_A + 3)) * d * d + 1
-
-
-def _cubic_far(d):  # ... and at 1 < d < 2
-    return ((CUBIC_A * d - 5 * CUBIC_A) * d + 8 * CUBIC_A) * d - 4 * CUBIC_A
-
-
-def _cubic_taps(n_in, n_out, align_corners):
-    src = _source(n_in, n_out, align_corners)
-    i0 = np.floor(src).astype(np.int64)
-    t = src - i0
-    index = [np.clip(i0 + k, 0, n_in - 1) for k in (-1, 0, 1, 2)]
-    return index, [_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t)]
+# the taps (indices and weights per output position) are the numpy reference's: the same static
+# arithmetic; the torch check (F.interpolate) keeps both honest
+from nnfuzz.reference.ops.resize import cubic_taps, linear_taps
 
 
 def _separable(op, x, taps):
@@ -66,9 +37,9 @@ def _nearest(op, x):
 
 @tf_lowers(R.ResizeLinear)
 def _linear(op, x):
-    return _separable(op, x, _linear_taps)
+    return _separable(op, x, linear_taps)
 
 
 @tf_lowers(R.ResizeCubic)
 def _cubic(op, x):
-    return _separable(op, x, _cubic_taps)
+    return _separable(op, x, cubic_taps)
