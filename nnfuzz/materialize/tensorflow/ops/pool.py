@@ -2,7 +2,9 @@
 zeros for avg, with the divisor fixed up where ``count_include_pad`` is off). Dilated max pools, and
 the 3-D pools in dtypes TF's CPU MaxPool3D/AvgPool3D lack, pool one spatial axis at a time (a box's
 max, or its mean over the whole kernel, is that of its rows) with TF's 2-D kernels, whose dilated form
-is tf.nn.pool at stride 1, subsampled."""
+is tf.nn.pool at stride 1, subsampled. A pool whose padding would multiply the input's size (a kernel of
+thousands on an input of a few: legal, and drawn by the generator) is computed without padding, by
+gathering each window's input elements axis by axis (``_gathered``): padding it would take gigabytes."""
 import functools
 
 import numpy as np
@@ -10,7 +12,7 @@ import numpy as np
 from nnfuzz.abstract.ops import pool as P
 from nnfuzz.materialize.tensorflow.lazy import tf
 from nnfuzz.materialize.tensorflow.lowering import tf_lowers
-from nnfuzz.materialize.tensorflow.ops._layout_util import pad_spatial, shape_of, to_first, to_last
+from nnfuzz.materialize.tensorflow.ops._layout_util import compute_dtype, pad_spatial, shape_of, to_first, to_last
 
 
 def _kernel(kind):
@@ -40,8 +42,43 @@ def _pool(op, x, kind, dtypes_3d):
     return x
 
 
+PADDED_LIMIT = 1 << 22  # elements of the padded input above which (and above 4x the input) pools gather
+
+
+def _oversized(op, x) -> bool:
+    shape = shape_of(x)
+    padded = int(np.prod(shape[:2])) * int(np.prod([n + 2 * p for n, p in zip(shape[2:], op.padding)]))
+    return padded > PADDED_LIMIT and padded > 4 * int(np.prod(shape))
+
+
+def _gathered(op, x, kind):
+    """The pool without padding: along each spatial axis, the input elements of every window gathered
+    ([..., out, taps, ...]; taps outside the input masked) and reduced. Max: the max of the real
+    elements; AVG: their sum (the caller divides)."""
+    dilation = getattr(op, "dilation", (1,) * len(op.kernel))
+    for axis, (k, s, p, d) in enumerate(zip(op.kernel, op.stride, op.padding, dilation), start=2):
+        n = shape_of(x)[axis]
+        start = np.arange((n + 2 * p - d * (k - 1) - 1) // s + 1) * s - p
+        first = np.maximum(-(start // d), 0)             # first tap inside the input: ceil(-start / d)
+        last = np.minimum((n - 1 - start) // d, k - 1)  # last tap inside the input
+        width = max(1, int((last - first + 1).max()))
+        taps = first[:, None] + np.arange(width)[None, :]
+        valid = taps <= last[:, None]
+        index = np.where(valid, start[:, None] + d * taps, 0)
+        g = tf.gather(x, index, axis=axis)  # [..., out, width, ...]
+        mask = tf.reshape(tf.constant(valid), [1] * axis + list(valid.shape) + [1] * (len(x.shape) - axis - 1))
+        if kind == "MAX":
+            lowest = x.dtype.min if x.dtype.is_integer else -np.inf
+            x = tf.reduce_max(tf.where(mask, g, tf.cast(lowest, x.dtype)), axis=axis + 1)
+        else:
+            x = tf.reduce_sum(tf.where(mask, g, tf.zeros_like(g)), axis=axis + 1)
+    return x
+
+
 @tf_lowers(P.MaxPool1d, P.MaxPool2d, P.MaxPool3d)
 def _max_pool(op, x):
+    if _oversized(op, x):
+        return _gathered(op, x, "MAX")
     lowest = x.dtype.min if x.dtype.is_integer else -np.inf
     # MaxPool3D's half kernel is oneDNN's alone, which turns some kernel sizes down ("no device")
     return _pool(op, pad_spatial(x, op.padding, lowest), "MAX", (tf.float32,))
@@ -58,6 +95,10 @@ def _in_window_counts(op, sizes):
 
 @tf_lowers(P.AvgPool1d, P.AvgPool2d, P.AvgPool3d)
 def _avg_pool(op, x):
+    if _oversized(op, x):
+        total = _gathered(op, tf.cast(x, compute_dtype(x)), "AVG")
+        counts = np.prod(op.kernel) if op.count_include_pad else _in_window_counts(op, shape_of(x)[2:])
+        return tf.cast(total / tf.constant(counts, dtype=total.dtype), x.dtype)
     y = _pool(op, pad_spatial(x, op.padding), "AVG", (tf.float32,))
     if not op.count_include_pad and any(op.padding):  # the mean of the input elements only
         y = y * tf.constant(np.prod(op.kernel) / _in_window_counts(op, shape_of(x)[2:]), dtype=x.dtype)
