@@ -1,9 +1,13 @@
+import math
+
 import torch
 import torch.nn.functional as F
 
 from nnfuzz.abstract.ops import elementwise as E
 from nnfuzz.materialize.torch.lowering import lower_each, lowers
 from nnfuzz.materialize.torch.ops.binary import f64_scalar_safe
+
+LN2 = math.log(2.0)
 
 # Every lowering goes through f64_scalar_safe: ops the exporter decomposes (Gelu, Log2, Silu, ...)
 # would otherwise give a 0-d float64 input a float32 result in ONNX.
@@ -22,7 +26,9 @@ lower_each({cls: f64_scalar_safe(fn) for cls, fn in {
     E.Tanhshrink: F.tanhshrink,
     E.Exp: torch.exp,
     E.Log: torch.log,
-    E.Log2: torch.log2,
+    # torch.onnx writes log2 as Log(x) / ln2 with ln2 rounded to float32 even for float64 (log2(4) =
+    # 1.99999999 in ORT, and a Floor after it a false bug): the same formula with an exact constant
+    E.Log2: lambda x: torch.log(x) / LN2,
     E.Log1p: torch.log1p,
     E.Sqrt: torch.sqrt,
     E.Rsqrt: torch.rsqrt,
