@@ -39,3 +39,13 @@ def safe_model(seed, include=COMMON_OPS, dtypes=("float32",), max_nodes=6, max_e
     model = build_model(gir, seed, export=export, search=SearchConfig())
     assert model.oracle.output is not None, f"seed {seed}: the value search found no safe values"
     return model
+
+
+def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:
+    """A one-node ONNX model: ``inputs``/``outputs`` are (name, TensorProto type, shape)."""
+    from onnx import helper
+
+    g = helper.make_graph([helper.make_node(op, [n for n, _, _ in inputs], [n for n, _, _ in outputs], **attrs)],
+                          op.lower(), [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_tensor_value_info(*o) for o in outputs])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()

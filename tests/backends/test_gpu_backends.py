@@ -3,7 +3,7 @@ BackendUnavailable that says what is missing and what to use instead; with them,
 with torch eager. Each test skips where the other case holds."""
 import numpy as np
 import pytest
-from single_op import COMMON_OPS, safe_model
+from single_op import COMMON_OPS, onnx_model, safe_model
 
 from nnfuzz.backends import backend_class, get_backend
 from nnfuzz.backends.base import BackendUnavailable
@@ -39,14 +39,6 @@ def needs(name):
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=5):
     return safe_model(seed, include, dtypes, max_nodes)
 
-
-def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:
-    from onnx import helper
-
-    g = helper.make_graph([helper.make_node(op, [n for n, _, _ in inputs], [n for n, _, _ in outputs], **attrs)],
-                          op.lower(), [helper.make_tensor_value_info(*i) for i in inputs],
-                          [helper.make_tensor_value_info(*o) for o in outputs])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
 
 
 # -- no GPU ----------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import importlib.metadata
 import ml_dtypes
 import numpy as np
 import pytest
-from single_op import COMMON_OPS, safe_model
+from single_op import COMMON_OPS, onnx_model, safe_model
 
 pytest.importorskip("openvino")
 
@@ -21,15 +21,6 @@ OPS = COMMON_OPS
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=6):
     return safe_model(seed, include, dtypes, max_nodes)
 
-
-def onnx_model(op, inputs, outputs, opset=17, **attrs) -> bytes:
-    """A one-node ONNX model: ``inputs``/``outputs`` are (name, TensorProto type, shape)."""
-    from onnx import helper
-
-    g = helper.make_graph([helper.make_node(op, [n for n, _, _ in inputs], [n for n, _, _ in outputs], **attrs)],
-                          op.lower(), [helper.make_tensor_value_info(*i) for i in inputs],
-                          [helper.make_tensor_value_info(*o) for o in outputs])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
 
 
 @pytest.fixture(scope="module")
