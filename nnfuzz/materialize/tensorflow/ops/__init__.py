@@ -1,11 +1,16 @@
 """TensorFlow lowerings of nnfuzz's own operators, one module per abstract family."""
-import importlib
-
-for _family in ("binary", "combine", "conv", "elementwise", "layout", "linear", "norm", "pad", "pool",
-                "reduce", "resize", "select", "tfonly"):
-    try:
-        importlib.import_module(f"nnfuzz.materialize.tensorflow.ops.{_family}")
-    except ModuleNotFoundError as _e:  # a family not written yet
-        if _e.name != f"nnfuzz.materialize.tensorflow.ops.{_family}":
-            raise
-
+from nnfuzz.materialize.tensorflow.ops import (  # noqa: F401
+    binary,
+    combine,
+    conv,
+    elementwise,
+    layout,
+    linear,
+    norm,
+    pad,
+    pool,
+    reduce,
+    resize,
+    select,
+    tfonly,
+)
