@@ -18,13 +18,13 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 1
+SIGNATURE_VERSION = 2  # 2: Relax's first binding (lv) normalizes like lv7
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
-    (re.compile(r"\b(?:[viwp]|lv|gv|alloc|tmp)\d+\b|%[\w.]+"), "<var>"),   # GraphIR, Relax, LLVM vars
+    (re.compile(r"\b(?:[viwp]\d+|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),  # GraphIR, Relax (lv, lv7), LLVM
     (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
     (re.compile(r"\s+"), " "),
 ]
