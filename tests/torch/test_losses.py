@@ -53,6 +53,7 @@ CASES = {
     B.Fmod: [case(B.Fmod(), [[5.0], [3.0]], [[5.0], [0.0]], [F32, F32], "fmod-by-zero")],
     T.FloorMod: [case(T.FloorMod(), [[-5.0], [-3.0]], [[-5.0], [0.0]], [F32, F32], "floormod-by-zero"),
                  case(T.FloorMod(), [[5.0], [0.5]], [[5.0], [-1e-3]], [F16, F16], "floormod-by-tiny-f16")],
+    T.DivNoNan: [case(T.DivNoNan(), [[1.0, 2.0], [0.0, 0.5]], [[1.0], [1e-30]], [F32, F32], "divnonan-by-subnormal")],
     B.Pow: [case(B.Pow(), [[2.0, 0.5], [3.0, -1.0]], [[-2.0], [0.5]], [F32, F32], "pow-negative-base"),
             case(B.Pow(), [[10.0], [2.0]], [[10.0], [1000.0]], [F32, F32], "pow-overflow")],
     S.Cast: [case(S.Cast(to=I8), [[-100.0, 0.0, 100.0]], [[1e6]], [F32], "cast-1e6-to-int8"),

@@ -92,6 +92,14 @@ def _divisor(op, xs, dts):
     return away_from_zero(xs[1], margin(dts[1]))
 
 
+@domain_loss(T.DivNoNan)
+def _divisor_zero_or_away(op, xs, dts):
+    """DivNoNan defines y == 0 (the result is 0); any other y must be a safe divisor: TF flushes
+    subnormals to zero, so a tiny divisor is 0 there and not in torch."""
+    y = xs[1]
+    return away_from_zero(y[y.detach() != 0], margin(dts[1]))
+
+
 @domain_loss(E.Reciprocal)
 def _reciprocal(op, xs, dts):
     return away_from_zero(xs[0], margin(dts[0]))
