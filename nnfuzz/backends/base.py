@@ -24,6 +24,9 @@ class Backend:
     lowering: ClassVar[str] = "torch"
     # The backend whose outputs are this system's reference, when torch eager is not (TF systems: TF eager).
     reference: ClassVar[Optional[str]] = None
+    # 32 for a system that computes int64 in 32 bits without saying so (OpenVINO's CPU plugin): the value
+    # search then keeps int64 values within int32, so the wrap-around is never reported as a bug.
+    int64_bits: ClassVar[int] = 64
     # Options that turn the system's optimisations off, for the optlevel oracle (None: it has no such switch).
     unoptimized: ClassVar[Optional[Dict]] = None
 

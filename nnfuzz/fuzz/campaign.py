@@ -472,6 +472,8 @@ def run_campaign(cc: CampaignConfig) -> Counters:
         sides = [sandbox] + ([expected] if expected else [])
         lowerings = {s.info.get("lowering", "torch") for s in sides}
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
+        if cc.search is not None and any(s.info.get("int64_bits", 64) == 32 for s in sides):
+            cc = dataclasses.replace(cc, search=dataclasses.replace(cc.search, int64_bits=32))
         ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=() if "torch" in lowerings else lowerings)
         campaign = Campaign(cc, ops, spec)
         if cc.probe:

@@ -119,7 +119,8 @@ def _init(conn, spec: dict):
         info = {"name": getattr(cls, "name", spec.get("backend")), "system": getattr(cls, "system", ""),
                 "device": getattr(cls, "device", ""), "version": str(backend.version),
                 "version_id": str(backend.version_id), "pid": os.getpid(),
-                "formats": list(getattr(cls, "formats", ("onnx",))), "lowering": getattr(cls, "lowering", "torch")}
+                "formats": list(getattr(cls, "formats", ("onnx",))), "lowering": getattr(cls, "lowering", "torch"),
+                "int64_bits": getattr(cls, "int64_bits", 64)}
     except Exception as e:
         conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
         return None

@@ -33,6 +33,7 @@ class SearchConfig:
     lr: float = 0.5            # Adam step size (values are of order 1)
     patience: int = 12         # steps without progress before a restart from fresh values
     starts: int = 8            # random starting points compared before the first step (best kept)
+    int64_bits: int = 64       # 32 for systems that compute int64 in 32 bits (set by the campaign, not a knob)
 
     @classmethod
     def from_dict(cls, d) -> "SearchConfig":
@@ -47,6 +48,8 @@ class SearchConfig:
             v = d.get(key, getattr(cls, key))
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
                 raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
+        if d.get("int64_bits", 64) not in (32, 64):
+            raise ConfigError(f"search.int64_bits={d['int64_bits']!r} must be 32 or 64")
         for key in ("enabled", "proxy"):
             v = d.get(key, getattr(cls, key))
             if not isinstance(v, bool):
@@ -198,7 +201,8 @@ class ValueSearch:
             dts = [gir.vars[v].dtype for v in inst.inputs]
             term = lf(inst.op, xs, dts) if lf is not None else torch.zeros(())
             for s, dt in overflow:
-                term = term + int_overflow(s, dt)
+                narrow = dt is DType.int64 and self.cfg.int64_bits == 32
+                term = term + int_overflow(s, DType.int32 if narrow else dt)
             violated = float(term.detach()) > 0
             if not finite and not violated:
                 term = magnitude_loss([x for x in xs if x.numel()])

@@ -121,6 +121,20 @@ def test_integer_overflow_is_unsafe_and_fixed():
     assert (np.abs(k * k) <= 127).all()
 
 
+def test_int64_kept_within_int32_for_systems_that_compute_it_in_32_bits():
+    """int64 x * x with |x| = 100000 is 1e10: fine in int64, wrapped by a system that computes int64 in
+    int32 (OpenVINO's CPU plugin). With search.int64_bits=32 the search keeps it within int32."""
+    gir = graph([(B.Mul(), ["k", "k"], "p")], ["k"], {"k": [16], "k:dtype": DType.int64})
+    weights, inputs = random_values(gir, np.random.default_rng(0))
+    inputs["k"][:4] = 100_000
+    wide = search_values(gir, weights, dict(inputs), SearchConfig(time_ms=1000), 0)
+    assert wide.ok and (wide.inputs["k"][:4] == 100_000).all()  # nothing to fix in 64 bits
+    narrow = search_values(gir, weights, dict(inputs), SearchConfig(time_ms=1000, int64_bits=32), 0)
+    assert narrow.ok, narrow.summary()
+    k = narrow.inputs["k"].astype(np.int64)
+    assert (np.abs(k * k) <= 2**31 - 1).all()
+
+
 def test_impossible_graph_ends_undefined_within_budget():
     """log(x - 5) and log(5 - x) at once: nothing is safe; the oracle says undefined."""
     gir = graph([(Shift(by=5.0), ["x"], "a"), (E.Log(), ["a"], "b"), (E.Neg(), ["a"], "n"),
