@@ -16,6 +16,20 @@ class OpTable(dict):
 
         return deco
 
+    def for_graph(self, gir, what: str, decorator: str) -> list:
+        """The entry of each instruction's op, in order; an op without one is an OpDefinitionError naming
+        ``what`` is missing and the ``@decorator(Op)`` that registers it."""
+        from nnfuzz.errors import OpDefinitionError
+
+        fns = []
+        for inst in gir.insts:
+            fn = self.lookup(type(inst.op))
+            if fn is None:
+                raise OpDefinitionError(f"operator {inst.op.name} has no {what}; register one with "
+                                        f"@{decorator}({inst.op.name})")
+            fns.append(fn)
+        return fns
+
     def lookup(self, cls) -> Optional[Any]:
         """The entry of ``cls`` or of its nearest base class that has one (None: none has)."""
         for klass in cls.__mro__:

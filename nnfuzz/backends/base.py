@@ -55,6 +55,10 @@ class Backend:
         except ImportError as e:
             raise BackendUnavailable(f"{cls.name} needs {what} ({e}); install it with `{install}`") from None
 
+    def warm_up(self) -> None:
+        """One-off costs of a fresh process (a first compile), paid by the sandbox worker while it starts
+        rather than by the first model's test_timeout. Not called where only the version is wanted."""
+
     @property
     def version(self) -> str:
         raise NotImplementedError

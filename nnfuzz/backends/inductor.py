@@ -44,9 +44,8 @@ class _InductorBackend(Backend):
         self._torch = torch
         self.mode = mode
         self.cache_dir = cache_dir
-        self._warm_up()
 
-    def _warm_up(self) -> None:
+    def warm_up(self) -> None:
         """Compile a one-op function once, while the worker starts: the first compile in a process (C++
         header build, codegen imports: 10-40 s) must not count against the first model's test_timeout."""
         torch = self._torch

@@ -36,7 +36,7 @@ class TfliteBackend(_TfBackend):
         flatbuffer = converter.convert()
         interp = Interpreter(model_content=flatbuffer, num_threads=1)
         runner = interp.get_signature_runner()
-        return graph, runner, _output_names(concrete, graph.gir.outputs)
+        return graph, runner, _output_names(graph.gir.outputs)
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         graph, runner, names = compiled
@@ -45,6 +45,6 @@ class TfliteBackend(_TfBackend):
         return {ours: np.asarray(out[theirs]) for theirs, ours in names.items()}
 
 
-def _output_names(concrete, ours) -> Dict[str, str]:
+def _output_names(ours) -> Dict[str, str]:
     """The converter names a list of outputs output_0, output_1, ...: map them to the GraphIR's names."""
     return {f"output_{k}": name for k, name in enumerate(ours)}

@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-import numpy as np
-
 import nnfuzz
 from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.materialize.values import all_finite
 from nnfuzz.oracle import Symptom, Verdict, judge
 from nnfuzz.triage.bugstore import BugStore
 from nnfuzz.triage.dedup import Deduper
@@ -212,8 +211,7 @@ class Campaign:
             p.side = "expected"  # a bug of the expected side's system: saved under its name
             return None, v
         outs = res.outputs or {}
-        if not all(np.isfinite(a.astype(np.float64)).all() for a in outs.values() if a.dtype.kind in "fc" or
-                   str(a.dtype) == "bfloat16"):
+        if not all_finite(outs):
             return None, None  # NaN/Inf on the expected side: undefined, nothing to compare
         return outs, None
 

@@ -116,6 +116,7 @@ def _init(conn, spec: dict):
         return None
     try:
         backend = cls(**spec.get("options", {}))
+        backend.warm_up()
         info = {"name": getattr(cls, "name", spec.get("backend")), "system": getattr(cls, "system", ""),
                 "device": getattr(cls, "device", ""), "version": str(backend.version),
                 "version_id": str(backend.version_id), "pid": os.getpid(),

@@ -8,7 +8,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from nnfuzz.gir import GraphIR
-from nnfuzz.materialize.values import random_array
+from nnfuzz.materialize.values import all_finite, random_array
 
 JITTER_RUNS = 4  # jittered twin runs; their envelope (per element, the run furthest from the twin) is kept
 
@@ -86,7 +86,7 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     # NaN/Inf anywhere, even in an intermediate that a later op hides (sign(nan), nan < 1), is undefined
     # behaviour: systems legitimately differ on it, so there is no reference to compare against. So is
     # a value the search could not bring into an op's domain (an integer overflow, a cast out of range).
-    finite = module.all_finite and all(np.isfinite(a.astype(np.float64)).all() for a in arrays.values())
+    finite = module.all_finite and all_finite(arrays)
     defined = finite and (result is None or result.ok)
     model = Model(gir, weights, Oracle(inputs, arrays if defined else None))
     model.module, model.torch_inputs, model.seed = module, xs, seed

@@ -37,3 +37,8 @@ def to_numpy(x) -> np.ndarray:
 
         return x.float().numpy().astype(ml_dtypes.bfloat16)
     return x.numpy()
+
+
+def all_finite(arrays) -> bool:
+    """No NaN/Inf in any of ``arrays`` (a dict of name -> array, any dtype; bfloat16 included)."""
+    return all(np.isfinite(np.asarray(a).astype(np.float64)).all() for a in arrays.values())

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from nnfuzz.abstract.optable import OpTable
-from nnfuzz.errors import OpDefinitionError
 
 TF_LOWERINGS = OpTable()
 tf_lowers = TF_LOWERINGS.register
@@ -55,14 +54,9 @@ def has_tf_lowering(cls) -> bool:
 
 
 def graph_tf_lowerings(gir) -> list:
-    fns = []
-    for inst in gir.insts:
-        fn = tf_lowering_for(type(inst.op))
-        if fn is None:
-            raise OpDefinitionError(f"operator {inst.op.name} has no TensorFlow lowering; register one with "
-                                    f"@tf_lowers({inst.op.name})")
-        fns.append(fn)
-    return fns
+    """The TF lowering of each instruction of ``gir``, in order; an op without one is an error."""
+    _load_builtin()
+    return TF_LOWERINGS.for_graph(gir, "TensorFlow lowering", "tf_lowers")
 
 
 _loaded = False

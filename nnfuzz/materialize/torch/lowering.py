@@ -28,14 +28,8 @@ def lowering_for(cls) -> Optional[Callable]:
 
 def graph_lowerings(gir) -> list:
     """The lowering of each instruction of ``gir``, in order; an op without one is an error."""
-    fns = []
-    for inst in gir.insts:
-        fn = lowering_for(type(inst.op))
-        if fn is None:
-            raise OpDefinitionError(f"operator {inst.op.name} has no torch lowering; register one with "
-                                    f"@lowers({inst.op.name})")
-        fns.append(fn)
-    return fns
+    load_builtin_lowerings()
+    return LOWERINGS.for_graph(gir, "torch lowering", "lowers")
 
 
 def lowering_error(inst, gir, e: Exception, note: str) -> OpDefinitionError:
