@@ -51,7 +51,7 @@ def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] 
     if kind == "optlevel":
         off = cls.unoptimized
         if off is None:
-            able = sorted(n for n in BACKENDS if _unoptimized(n) is not None)
+            able = sorted(n for n in BACKENDS if backend_class(n).unoptimized is not None)
             raise ConfigError(f"oracle=optlevel: {backend} has no switch that turns its optimisations off; "
                               f"backends with one: {able}")
         if off == EAGER:
@@ -64,11 +64,3 @@ def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] 
                           f"{other}")
     return OracleSpec("devices", other, dict(options))
 
-
-def _unoptimized(name: str):
-    from nnfuzz.backends.registry import backend_class
-
-    try:
-        return backend_class(name).unoptimized
-    except ImportError:
-        return None
