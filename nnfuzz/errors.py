@@ -1,16 +1,28 @@
-"""The error taxonomy: each says what was wrong, the bad value, and how to fix it."""
+"""The error taxonomy, and apart from it the control-flow signals.
+
+An ``NNFuzzError`` is a real error: each says what was wrong, the bad value, and how to fix it, and a
+campaign that meets one counts it as an nnfuzz problem. A ``ControlSignal`` is not an error: it tells
+the caller to retry or give up a step (like Hypothesis' ``StopTest``), so no handler of nnfuzz's
+errors can mistake one for the other.
+"""
 
 
 class NNFuzzError(Exception):
     """Base class of every error nnfuzz raises on purpose."""
 
 
+class ControlSignal(Exception):
+    """Base class of control-flow signals: expected outcomes handled by the caller, never bugs.
+
+    One that reaches the command line was left unhandled, which is an nnfuzz bug (exit 1)."""
+
+
+class ConstraintError(ControlSignal):
+    """A generation step could not be satisfied; the generator retries with other choices."""
+
+
 class ConfigError(NNFuzzError):
     """A configuration key or value is invalid (shows the value and the valid choices)."""
-
-
-class ConstraintError(NNFuzzError):
-    """A generation step could not be satisfied; the generator retries with other choices."""
 
 
 class OpDefinitionError(NNFuzzError):

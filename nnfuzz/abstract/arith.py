@@ -1,9 +1,17 @@
 """Symbolic-int helpers that accept Python ints and z3 terms alike.
 
-Operator code writes constraints with ordinary operators (``self.kh >= 1``); the few things
-Python operators cannot express on z3 terms (floor division, min/max, if-then-else, boolean
+Operator code writes rules with ordinary operators (``self.kh >= 1``, ``(h - k) // s``, ``n % d``);
+the few things Python operators cannot express on z3 terms (min/max, if-then-else, boolean
 connectives) live here. Every helper folds to a plain Python value when its inputs are concrete,
 so the same ``type_transfer`` computes symbolic shapes during generation and concrete shapes after.
+
+``//`` and ``%`` on a symbolic int follow z3's (SMT-LIB) integer division: ``a == b * (a // b) + a % b``
+with ``0 <= a % b < abs(b)``, so the remainder is never negative. On plain Python ints the same
+expressions keep Python's floor semantics (the remainder takes the divisor's sign). The two agree
+whenever the divisor is positive, whatever the dividend's sign; they differ only for a negative
+divisor: z3 gives ``7 // -2 == -3`` and ``7 % -2 == 1`` where Python gives ``-4`` and ``-1``. So an
+operator that divides requires a positive divisor (``self.stride >= 1``); a division by zero is
+unconstrained in z3 and a ZeroDivisionError in Python. docs/operator-api.md has the table.
 """
 from __future__ import annotations
 
@@ -59,8 +67,34 @@ def Implies(a: SymBool, b: SymBool) -> SymBool:
     return Or(Not(a), b)
 
 
+def _int_operands(a, b, op: str) -> None:
+    for x in (a, b):
+        if is_sym(x) and not z3.is_int(x) or not is_sym(x) and not isinstance(x, int):
+            raise TypeError(
+                f"`{op}` on symbolic ints needs integer operands, got {x!r} ({type(x).__name__}"
+                f"{', sort ' + str(x.sort()) if is_sym(x) else ''}); convert with int(...) or z3.ToInt(...)"
+            )
+
+
+def _sym_floordiv(a, b):
+    """``a // b`` for a z3 int term: SMT-LIB ``div`` (floor for b > 0, ceiling for b < 0; remainder >= 0)."""
+    _int_operands(a, b, "//")
+    return a / b  # z3's ``/`` on Int terms is SMT-LIB div
+
+
+def _sym_rfloordiv(b, a):
+    _int_operands(a, b, "//")
+    return a / b
+
+
+# Symbolic ints are plain z3 terms, so ``//`` is given to z3's arithmetic terms here, once, on import
+# of nnfuzz.abstract (z3 defines ``%`` as SMT-LIB mod itself and leaves ``//`` out).
+z3.ArithRef.__floordiv__ = _sym_floordiv
+z3.ArithRef.__rfloordiv__ = _sym_rfloordiv
+
+
 def fdiv(a: SymInt, b: SymInt) -> SymInt:
-    """Floor division (z3's integer division agrees with Python's for positive divisors)."""
+    """``a // b`` (kept for existing operator code: ``//`` works on symbolic ints directly)."""
     if is_sym(a) or is_sym(b):
         return a / b
     return a // b

@@ -1,8 +1,8 @@
 """AbsOpBase: the extension point every operator subclasses, and the registry it fills.
 
 An operator declares
-  * ``in_dtypes`` / ``out_dtypes``: one tuple per viable dtype combination (row i of one goes with
-    row i of the other);
+  * ``in_dtypes`` (or its documented spelling ``inp_dtypes``) / ``out_dtypes``: one tuple per viable
+    dtype combination (row i of one goes with row i of the other);
   * ``inp_ranks`` / ``out_ranks``: one tuple of viable ranks per input / output (class defaults,
     overridable per instance in ``__init__``);
   * ``weight_inputs``: indices of inputs that must come from a fresh placeholder (a weight or model
@@ -10,21 +10,24 @@ An operator declares
   * ``__init__(self, *symbolic_ints, **choices)``: positional parameters are symbolic ints solved by
     Z3 (a ``*args`` parameter takes a count from ``num_var_param``); keyword-only parameters are
     discrete choices drawn from ``attr_choices``;
-  * ``type_transfer(inputs) -> outputs`` and ``requires(inputs) -> [predicates]``;
+  * ``type_transfer(inputs) -> outputs`` (or its documented spelling ``type_infer``) and
+    ``requires(inputs) -> [predicates]``; both run on z3 terms during generation and on ints after
+    (``//`` and ``%`` work on both: see nnfuzz.abstract.arith for where they differ);
   * optionally ``deduct_inp_ranks_and_dtype(outputs)`` for backward insertion.
 
-Callers use the ``checked_*`` wrappers, which validate counts, ranks and dtypes and name the operator
+``UnaryOpBase`` / ``BinaryOpBase`` preset one or two inputs and one output. docs/operator-api.md
+documents the whole API. Callers use the ``checked_*`` wrappers, which validate counts, ranks and dtypes and name the operator
 in every error. Defining a concrete subclass registers it under ``name`` (default: the class name).
 """
 from __future__ import annotations
 
-import inspect
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.tensor import AbsTensor
-from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError, OpDefinitionError
+from nnfuzz.abstract.opdef import ATTR_KINDS, OP_REGISTRY, read_signature, register, resolve_aliases, validate_class
+from nnfuzz.errors import ConstraintError, ControlSignal, InternalError, NNFuzzError, OpDefinitionError
 
 MAX_RANK = 5
 RANK_ALL: Tuple[int, ...] = tuple(range(MAX_RANK + 1))
@@ -34,16 +37,14 @@ def ranks(lo: int, hi: int = MAX_RANK) -> Tuple[int, ...]:
     """The ranks lo..hi inclusive."""
     return tuple(range(lo, hi + 1))
 
-
-# Kinds of symbolic attribute, used by attribute binning.
-ATTR_KINDS = ("size", "pad", "index", "any")
-
-OP_REGISTRY: Dict[str, type] = {}
+__all__ = ["AbsOpBase", "UnaryOpBase", "BinaryOpBase", "OP_REGISTRY", "ATTR_KINDS", "MAX_RANK", "RANK_ALL",
+           "ranks", "op_from_json", "load_builtin_ops"]
 
 
 class AbsOpBase:
     # ---- declared by subclasses -------------------------------------------------------------
     in_dtypes: ClassVar[List[Tuple[DType, ...]]] = []
+    inp_dtypes: ClassVar[List[Tuple[DType, ...]]] = []  # the documented spelling of in_dtypes (either works)
     out_dtypes: ClassVar[List[Tuple[DType, ...]]] = []
     num_var_param: ClassVar[Optional[List[int]]] = None
     same_inp_dims: ClassVar[bool] = False
@@ -71,10 +72,11 @@ class AbsOpBase:
         if "family" not in cls.__dict__ and not any("family" in b.__dict__ for b in cls.__mro__[1:-1]):
             cls.family = cls.__module__.rsplit(".", 1)[-1]
         cls._abstract = abstract
-        _read_signature(cls)
+        resolve_aliases(cls)
+        read_signature(cls)
         if not abstract:
-            _validate_class(cls)
-            _register(cls)
+            validate_class(cls)
+            register(cls)
 
     def __new__(cls, *args, **kwargs):
         if cls._abstract:
@@ -91,9 +93,18 @@ class AbsOpBase:
                 "declare them as parameters of its __init__"
             )
 
+    def __setattr__(self, name, value):
+        if name in _INSTANCE_ALIASES:  # ``self.inp_dtypes = ...`` in __init__ sets in_dtypes too, and back
+            object.__setattr__(self, _INSTANCE_ALIASES[name], value)
+        object.__setattr__(self, name, value)
+
     # ---- hooks ------------------------------------------------------------------------------
     def type_transfer(self, inputs: List[AbsTensor]) -> List[AbsTensor]:
         raise NotImplementedError(f"{self.name} must implement type_transfer")
+
+    def type_infer(self, inputs: List[AbsTensor]) -> List[AbsTensor]:
+        """The documented spelling of ``type_transfer``: a class defines either one, both name it."""
+        return self.type_transfer(inputs)
 
     def requires(self, inputs: List[AbsTensor]) -> list:
         return []
@@ -111,7 +122,7 @@ class AbsOpBase:
         self._check_inputs(inputs)
         try:
             outputs = self.type_transfer(list(inputs))
-        except NNFuzzError:
+        except (NNFuzzError, ControlSignal):
             raise
         except Exception as e:
             raise OpDefinitionError(
@@ -124,7 +135,7 @@ class AbsOpBase:
         self._check_inputs(inputs)
         try:
             preds = self.requires(list(inputs))
-        except NNFuzzError:
+        except (NNFuzzError, ControlSignal):
             raise
         except Exception as e:
             raise OpDefinitionError(
@@ -269,56 +280,24 @@ class AbsOpBase:
             )
 
 
-# ---- class-level machinery ----------------------------------------------------------------------
+class UnaryOpBase(AbsOpBase, abstract=True):
+    """One input, one output, any rank (``inp_ranks``/``out_ranks`` narrow it, per class or in ``__init__``).
 
-def _read_signature(cls) -> None:
-    init = cls.__dict__.get("__init__")
-    if init is None:
-        return  # inherited
-    sym, var, kw = [], None, []
-    for p in list(inspect.signature(init).parameters.values())[1:]:
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            sym.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            var = p.name
-        elif p.kind == p.KEYWORD_ONLY:
-            kw.append(p.name)
-    cls._sym_params, cls._var_param, cls._kw_params = tuple(sym), var, tuple(kw)
+    The dtype tables are the subclass's: ``inp_dtypes``/``out_dtypes``, one row per viable combination."""
+
+    inp_ranks = [RANK_ALL]
+    out_ranks = [RANK_ALL]
 
 
-def _validate_class(cls) -> None:
-    where = f"operator {cls.__module__}.{cls.__qualname__}"
-    if not cls.in_dtypes or not cls.out_dtypes:
-        raise OpDefinitionError(f"{where} must declare non-empty in_dtypes and out_dtypes")
-    if len(cls.in_dtypes) != len(cls.out_dtypes):
-        raise OpDefinitionError(
-            f"{where}: in_dtypes has {len(cls.in_dtypes)} rows but out_dtypes has {len(cls.out_dtypes)}; "
-            "row i of one pairs with row i of the other"
-        )
-    for rows, label in ((cls.in_dtypes, "in_dtypes"), (cls.out_dtypes, "out_dtypes")):
-        for row in rows:
-            if not isinstance(row, tuple) or not all(isinstance(d, DType) for d in row):
-                raise OpDefinitionError(f"{where}: each {label} row must be a tuple of DType, got {row!r}")
-    if cls._var_param is None and cls.num_var_param is not None:
-        raise OpDefinitionError(f"{where} sets num_var_param but its __init__ has no *args parameter")
-    if cls._var_param is not None and not cls.num_var_param:
-        raise OpDefinitionError(f"{where} has *{cls._var_param} in __init__; list its accepted counts in num_var_param")
-    for k in cls._kw_params:
-        if k not in cls.attr_choices or not cls.attr_choices[k]:
-            raise OpDefinitionError(f"{where}: keyword-only attribute {k!r} needs a non-empty attr_choices[{k!r}]")
-    for k, v in cls.attr_kinds.items():
-        if v not in ATTR_KINDS:
-            raise OpDefinitionError(f"{where}: attr_kinds[{k!r}] = {v!r}; valid kinds: {ATTR_KINDS}")
+class BinaryOpBase(AbsOpBase, abstract=True):
+    """Two inputs, one output, any ranks (narrowed by ``inp_ranks``/``out_ranks``); dtype rows are pairs,
+    e.g. ``inp_dtypes = [(DType.float32, DType.float32)]`` with ``out_dtypes = [(DType.float32,)]``."""
+
+    inp_ranks = [RANK_ALL, RANK_ALL]
+    out_ranks = [RANK_ALL]
 
 
-def _register(cls) -> None:
-    prev = OP_REGISTRY.get(cls.name)
-    if prev is not None and (prev.__module__, prev.__qualname__) != (cls.__module__, cls.__qualname__):
-        raise OpDefinitionError(
-            f"operator name {cls.name!r} of {cls.__module__}.{cls.__qualname__} is already taken by "
-            f"{prev.__module__}.{prev.__qualname__}; set a distinct class attribute `name = ...`"
-        )
-    OP_REGISTRY[cls.name] = cls
+_INSTANCE_ALIASES = {"inp_dtypes": "in_dtypes", "in_dtypes": "inp_dtypes"}
 
 
 def _enc(v):
@@ -342,8 +321,8 @@ def _dec(v):
 def _hint(e: Exception) -> str:
     text = str(e)
     if isinstance(e, TypeError) and ("ArithRef" in text or "BoolRef" in text or "Z3" in text):
-        return ("; the rules also run on z3 terms: use nnfuzz.abstract.arith (fdiv for //, smax/smin for "
-                "max/min, If/And/Or for if/and/or)")
+        return ("; the rules also run on z3 terms: use nnfuzz.abstract.arith (smax/smin for max/min, "
+                "If/And/Or for if/and/or); // and % work on symbolic ints directly")
     return ""
 
 
