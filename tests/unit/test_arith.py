@@ -1,3 +1,4 @@
+import pytest
 import z3
 
 from nnfuzz.abstract import arith
@@ -37,3 +38,32 @@ def test_and_or_mix_bools_and_terms():
     assert arith.And(True, x > 1).eq(x > 1)
     assert arith.Or(False, x > 1).eq(x > 1)
     assert arith.Or(True, x > 1) is True
+
+
+def _z3_value(expr) -> int:
+    return z3.simplify(expr).as_long()
+
+
+def test_floordiv_and_mod_on_symbolic_ints_are_smtlib_div_and_mod():
+    # the remainder is never negative; for a positive divisor that is Python's floor division too
+    cases = {(7, 2): (3, 1), (-7, 2): (-4, 1), (7, -2): (-3, 1), (-7, -2): (4, 1)}
+    for (a, b), (q, r) in cases.items():
+        x = z3.Int("x")
+        s = z3.Solver()
+        s.add(x == a)
+        assert s.check() == z3.sat
+        m = s.model()
+        assert m.eval(x // b).as_long() == q and m.eval(x % b).as_long() == r, (a, b)
+        assert _z3_value(z3.IntVal(a) // b) == q and _z3_value(a // z3.IntVal(b)) == q
+        assert q * b + r == a and 0 <= r < abs(b)
+        if b > 0:  # where plain ints and symbolic ints agree
+            assert (a // b, a % b) == (q, r)
+        else:  # where they differ: Python's remainder takes the divisor's sign
+            assert (a // b, a % b) != (q, r) and a % b < 0
+
+
+def test_floordiv_refuses_non_integer_operands_with_the_fix():
+    with pytest.raises(TypeError, match=r"needs integer operands, got 2.5 .*int\(\.\.\.\)"):
+        z3.Int("x") // 2.5
+    with pytest.raises(TypeError, match="sort Real"):
+        z3.Real("r") // 2

@@ -96,3 +96,105 @@ def test_json_round_trip_of_every_builtin_skeleton():
         op = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
         again = op_from_json(op.to_json())
         assert type(again) is cls and again.attrs == op.attrs or again.to_json() == op.to_json()
+
+
+def test_unary_and_binary_bases_from_both_import_paths():
+    import nnfuzz.abstract as a
+    import nnfuzz.abstract.op as o
+
+    assert a.UnaryOpBase is o.UnaryOpBase and a.BinaryOpBase is o.BinaryOpBase
+    assert issubclass(o.UnaryOpBase, AbsOpBase) and issubclass(o.BinaryOpBase, AbsOpBase)
+    with pytest.raises(OpDefinitionError, match="abstract"):
+        o.UnaryOpBase()
+
+    class TestAddish(o.BinaryOpBase):
+        inp_dtypes = [(F32, F32)]
+        out_dtypes = [(F32,)]
+
+        def type_infer(self, inputs):
+            return [inputs[0]]
+
+    try:
+        op = TestAddish()
+        assert (op.n_inputs, op.n_outputs) == (2, 1)
+        assert TestAddish.in_dtypes == TestAddish.inp_dtypes == [(F32, F32)]
+        x = AbsTensor([2, 3], F32)
+        assert op.checked_type_transfer([x, x]) == [x] and op.type_transfer([x, x]) == [x]
+    finally:
+        del OP_REGISTRY["TestAddish"]
+
+
+def test_documented_spellings_as_the_docs_write_them():
+    """super().__init__(), inp_ranks set in __init__, inp_dtypes, type_infer and // on symbolic ints."""
+    from nnfuzz.abstract import UnaryOpBase
+
+    class TestDocPool(UnaryOpBase):
+        inp_dtypes = [(F32,)]
+        out_dtypes = [(F32,)]
+
+        def __init__(self, k, stride):
+            super().__init__()
+            self.k, self.stride = k, stride
+            self.inp_ranks = [(4,)]
+            self.out_ranks = [(4,)]
+
+        def type_infer(self, itensors):
+            n, c, h, w = itensors[0].shape
+            return [AbsTensor([n, c, (h - self.k) // self.stride, w % self.stride + 1], itensors[0].dtype)]
+
+    try:
+        k, s = z3.Int("k"), z3.Int("s")
+        sym = TestDocPool(k, s).checked_type_transfer([AbsTensor([1, 2, z3.Int("h"), 9], F32)])[0]
+        assert str(sym.shape[2]) == "(h - k)/s"
+        op = TestDocPool(3, 2)
+        assert op.n_inputs == 1 and op.inp_ranks == [(4,)]
+        assert op.checked_type_transfer([AbsTensor([1, 2, 10, 9], F32)])[0].shape == [1, 2, 3, 2]
+        with pytest.raises(InternalError, match="rank 3"):
+            op.checked_type_transfer([AbsTensor([2, 10, 9], F32)])
+    finally:
+        del OP_REGISTRY["TestDocPool"]
+
+
+def test_instance_inp_dtypes_sets_in_dtypes():
+    class TestInstDt(AbsOpBase):
+        in_dtypes = [(F32,), (DType.float64,)]
+        out_dtypes = [(F32,), (DType.float64,)]
+
+        def __init__(self):
+            self.inp_dtypes = [(F32,)]
+            self.out_dtypes = [(F32,)]
+
+    try:
+        assert TestInstDt().in_dtypes == [(F32,)]
+    finally:
+        del OP_REGISTRY["TestInstDt"]
+
+
+@pytest.mark.parametrize("body", [
+    {"in_dtypes": [(F32,)], "inp_dtypes": [(DType.float64,)], "out_dtypes": [(F32,)]},
+    {"in_dtypes": [(F32,)], "out_dtypes": [(F32,)], "type_infer": lambda self, i: i, "type_transfer": lambda self, i: i},
+])
+def test_both_spellings_with_different_values_are_refused(body):
+    with pytest.raises(OpDefinitionError, match=r"TestTwice defines both (inp_dtypes and in_dtypes|type_infer and "
+                                                r"type_transfer) with different values"):
+        type("TestTwice", (AbsOpBase,), dict(body))
+    OP_REGISTRY.pop("TestTwice", None)
+
+
+def test_a_retry_signal_from_the_rules_is_not_wrapped_as_an_error():
+    from nnfuzz.errors import ConstraintError, ControlSignal, NNFuzzError
+
+    assert issubclass(ConstraintError, ControlSignal) and not issubclass(ConstraintError, NNFuzzError)
+
+    class TestRefuses(AbsOpBase):
+        in_dtypes = [(F32,)]
+        out_dtypes = [(F32,)]
+
+        def type_transfer(self, inputs):
+            raise ConstraintError("not with these inputs")
+
+    try:
+        with pytest.raises(ConstraintError, match="not with these inputs"):
+            TestRefuses().checked_type_transfer([AbsTensor([2], F32)])
+    finally:
+        del OP_REGISTRY["TestRefuses"]
