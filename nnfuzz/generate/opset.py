@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Callable, Collection, List, Optional
 
 from nnfuzz.abstract.op import OP_REGISTRY, load_builtin_ops
@@ -11,13 +13,20 @@ from nnfuzz.generate.policy import GenPolicy
 
 
 def import_user_modules(modules) -> None:
+    """Import ``mgen.include_modules``, looking in the working folder too (the ``nnfuzz`` console script,
+    unlike ``python -m``, does not put it on the import path). It is appended, so it never shadows an
+    installed module; spawned producers and sandbox workers inherit the path."""
+    if modules:
+        cwd = os.getcwd()
+        if not any(os.path.abspath(p or ".") == cwd for p in sys.path):
+            sys.path.append(cwd)
     for mod in modules:
         try:
             importlib.import_module(mod)
         except ImportError as e:
             raise ConfigError(
-                f"mgen.include_modules: cannot import {mod!r} ({e}); make sure it is on PYTHONPATH "
-                "(e.g. run from the folder that contains it)"
+                f"mgen.include_modules: cannot import {mod!r} ({e}); run from the folder that "
+                f"holds it (working folder: {os.getcwd()}) or put its folder on PYTHONPATH"
             ) from e
 
 
