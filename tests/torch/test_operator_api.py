@@ -75,3 +75,17 @@ def test_a_requires_that_contradicts_type_infer_is_a_clear_error(tmp_path):
     assert "Traceback" not in r.stderr
     assert "OpDefinitionError: operator Pool2d (my_pool): its requires and type_transfer admit no valid " \
            "instance" in r.stderr
+
+
+def test_a_campaign_with_producers_fuzzes_the_docs_pool2d(tmp_path):
+    """Spawned producer processes import mgen.include_modules from the working folder too."""
+    (tmp_path / "my_pool.py").write_text(_user_module())
+    r = _nnfuzz(["fuzz", "ui=plain", "time=3m", "fuzz.max_tests=8", "fuzz.producers=2", "mgen.seed=1",
+                 "mgen.include_modules=[my_pool]", "mgen.include=[Pool2d,Relu,Sin,Add]", "mgen.op_weights={Pool2d:4}",
+                 "mgen.dtypes=[float32]",
+                 "fuzz.out=bugs"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
+    tested = [x for x in records if "verdict" in x]
+    assert len(tested) >= 8 and not [x for x in tested if x["verdict"] not in ("pass", "inconsistency", "crash")]
+    assert sum("Pool2d" in x["ops"] for x in tested) >= 3
