@@ -5,6 +5,10 @@ Backward: a new op produces an existing placeholder, its inputs being new placeh
 tensors that do not depend on that placeholder. Every insertion first tries a few binned guesses
 checked in plain Python; if none fits, the same rules are posed to Z3 with binning preferences.
 Either way the result is re-checked concretely before it enters the graph.
+
+This file holds the insertion strategies and the Z3 problem; the generator's other parts are mixins
+named for what they hold: pools.py (which op to draw), concrete.py (guesses and the concrete re-check),
+graph_state.py (the graph under construction and the finished GraphIR).
 """
 from __future__ import annotations
 
@@ -16,24 +20,23 @@ import z3
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ranges import UNKNOWN, VRange, for_dtype, infeasible, propagate
+from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, InternalError
 from nnfuzz.generate import binning
-from nnfuzz.generate.opset import allowed_rows, op_weight
+from nnfuzz.generate.opset import op_weight
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
+from nnfuzz.generate.concrete import ConcreteChecks
+from nnfuzz.generate.graph_state import GraphState
+from nnfuzz.generate.pools import OpPools
 from nnfuzz.gir import GraphIR, Inst
-
-# (ops, weights, dtypes, what) -> the (ops, weights) that fit: shared by generators in a process
-_POOL_CACHE: Dict[tuple, tuple] = {}
 
 # An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
 Slot = Union[str, Tuple[int, DType]]
 
 
-class GraphGenerator:
+class GraphGenerator(OpPools, ConcreteChecks, GraphState):
     def __init__(self, policy: GenPolicy, ops: List[type], rows: Optional[Dict[str, set]] = None):
         """``rows`` optionally limits ops to dtype rows: op name -> {(in_dtypes, out_dtypes), ...}
         (what a backend was probed to support); ops not named keep every row."""
@@ -246,258 +249,3 @@ class GraphGenerator:
             shares = [b - a for a, b in zip([0] + cuts, cuts + [bits])]
             cons += [d <= (1 << b) for d, b in zip(t.shape, shares) if arith.is_sym(d)]
         return cons
-
-    def _try_concrete(self, cls, vals, kw, slots, shapes, target):
-        return self._check_concrete(cls, vals, kw, slots, shapes, target)[0]
-
-    def _check_concrete(self, cls, vals, kw, slots, shapes, target):
-        """``((op, inputs, outputs), "")`` if the concrete insertion is valid, else ``(None, reason)``."""
-        inputs = [self.vars[s] if isinstance(s, str) else AbsTensor(shape, s[1]) for s, shape in zip(slots, shapes)]
-        for t in inputs:
-            if any(d < 1 for d in t.shape):
-                return None, "an input dim < 1"
-            if t.nelement() > self.policy.max_elems:
-                return None, "elems"
-        try:
-            op = cls(*vals, **kw)
-            if op.checked_requires(inputs):  # requires first: type_transfer may divide by a bad attribute
-                return None, "requires fails"
-            outs = op.checked_type_transfer(inputs)
-        except ConstraintError:
-            return None, "the constructor refused them"
-        for c in self._output_constraints(outs, target, symbolic=False):
-            if c is False:
-                return None, "elems" if any(o.nelement() > self.policy.max_elems for o in outs) \
-                    and all(d >= 1 for o in outs for d in o.shape) else "an output is invalid"
-        return (op, inputs, outs), ""
-
-    def _output_constraints(self, outs: List[AbsTensor], target: Optional[str], symbolic: bool) -> list:
-        cons = []
-        for o in outs:
-            if o.ndims > self.policy.max_rank:
-                return [False]
-            cons += [d >= 1 for d in o.shape]
-            if symbolic:
-                cons += [d <= self.policy.max_elems for d in o.shape]
-            else:
-                cons.append(o.nelement() <= self.policy.max_elems)
-        if target is not None:
-            t = self.vars[target]
-            cons += outs[0].same_shape_as(t)
-            if outs[0].dtype != t.dtype:
-                cons.append(False)
-        return cons
-
-    def _commit(self, got, slots, target) -> bool:
-        op, inputs, outs = got
-        in_names = [s if isinstance(s, str) else self._new_var(t, placeholder=True) for s, t in zip(slots, inputs)]
-        at = None
-        if target is None:
-            out_names = [self._new_var(o) for o in outs]
-        else:
-            out_names = [target]
-            at = self.placeholders.index(target)
-            self.placeholders.remove(target)
-        inst = Inst(op, in_names, out_names)
-        self.insts.append(inst)
-        if self.policy.value_ranges and not self._ranges_ok(inst, target):
-            self._undo(inst, slots, target, at)
-            self.stats["infeasible"] = self.stats.get("infeasible", 0) + 1
-            return False
-        return True
-
-    def _ranges_ok(self, inst: Inst, target: Optional[str]) -> bool:
-        """Value ranges after adding ``inst``: False if some op's domain can no longer hold.
-        A forward insertion only needs its own inputs' ranges; a backward one changes what flows
-        into the target's consumers, so the whole graph is re-analysed."""
-        if target is None:
-            return self._range_step(inst, self.ranges)
-        ranges: Dict[str, VRange] = {}
-        for p in self.placeholders:
-            ranges[p] = for_dtype(self.vars[p].dtype)
-        for i in _topo_sort(self.insts, set(self.placeholders)):
-            if not self._range_step(i, ranges):
-                return False
-        self.ranges = ranges
-        return True
-
-    def _range_step(self, inst: Inst, ranges: Dict[str, VRange]) -> bool:
-        ts = [self.vars[v] for v in inst.inputs]
-        rs = [ranges.get(v) or for_dtype(t.dtype) for v, t in zip(inst.inputs, ts)]
-        rs = [r if arith.prod([int(d) for d in t.shape]) else UNKNOWN for r, t in zip(rs, ts)]
-        if infeasible(inst.op, rs):
-            return False
-        ranges.update(zip(inst.outputs, propagate(inst.op, rs, ts, len(inst.outputs), inst.inputs)))
-        return True
-
-    def _undo(self, inst: Inst, slots, target, at) -> None:
-        self.insts.pop()
-        for s, v in zip(slots, inst.inputs):
-            if not isinstance(s, str):
-                self.placeholders.remove(v)
-                del self.vars[v]
-        if target is None:
-            for v in inst.outputs:
-                del self.vars[v]
-        else:
-            self.placeholders.insert(at, target)
-
-    # ---- helpers -----------------------------------------------------------------------------
-    def _draw_op(self, pool=None):
-        """Draw an op class by weight from ``pool`` (default: all), its choices and a skeleton."""
-        ops, weights = pool if pool is not None else (self.ops, self.op_weights)
-        if not ops:
-            return None, None, 0, None
-        cls = self.rng.choices(ops, weights=weights)[0]
-        kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
-        n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
-        try:
-            skel = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
-        except ConstraintError:
-            return cls, kw, n_var, None
-        return cls, kw, n_var, skel
-
-    def _pool(self, key, fits):
-        """The (ops, weights) that ``fits`` admits, cached under ``key``."""
-        key = (self._ops_key, key)
-        hit = _POOL_CACHE.get(key)
-        if hit is None and fits is None:
-            hit = _POOL_CACHE[key] = {c: self._takes(c) for c in self.ops}
-        elif hit is None:
-            pairs = [(c, w) for c, w in zip(self.ops, self.op_weights) if fits(c)]
-            hit = _POOL_CACHE[key] = ([c for c, _ in pairs], [w for _, w in pairs])
-            if len(_POOL_CACHE) > 20000:
-                _POOL_CACHE.clear()
-        return hit
-
-    def _consumers_pool(self):
-        """Ops whose class tables say they can take some existing tensor as some input."""
-        kinds = frozenset((t.dtype, t.ndims) for t in self.vars.values())
-        takes = self._pool(("takes",), None)
-
-        def fits(cls) -> bool:
-            return takes[cls] is None or not takes[cls].isdisjoint(kinds)
-
-        return self._pool(("in", kinds), fits)
-
-    def _takes(self, cls):
-        """The (dtype, rank) pairs ``cls``'s class tables accept on some input (None: per instance)."""
-        if _instance_tables(cls):
-            return None
-        rows = [cls.in_dtypes[k] for k in self._rows(cls)]
-        return frozenset((row[i], rk) for row in rows for i, viable in enumerate(cls.inp_ranks)
-                         if i < len(row) for rk in viable)
-
-    def _producers_pool(self, t: AbsTensor):
-        """Single-output ops whose class tables say they can produce a tensor like ``t``."""
-        def fits(cls) -> bool:
-            return len(cls.out_ranks) == 1 and t.ndims in cls.out_ranks[0] and any(
-                cls.out_dtypes[k] == (t.dtype,) for k in self._rows(cls))
-
-        return self._pool(("out", t.dtype, t.ndims), fits)
-
-    def _rows(self, op) -> List[int]:
-        return allowed_rows(op, self.allowed, self.row_limits.get(op.name))
-
-    def _candidates(self, dtype: DType, viable) -> List[str]:
-        return [v for v, t in self.vars.items() if t.dtype == dtype and t.ndims in viable]
-
-    def _placeholder_rank(self, skel, i: int, anchor_rank: int) -> int:
-        viable = [r for r in skel.inp_ranks[i] if r <= self.policy.max_rank] or list(skel.inp_ranks[i])
-        if skel.same_inp_dims or (anchor_rank in viable and self.rng.random() < 0.5):
-            return anchor_rank if anchor_rank in viable else self.rng.choice(viable)
-        return self.rng.choice(viable)
-
-    def _guess_attr(self, kind: str, index_bound: int) -> int:
-        b = binning.pick_bin(kind, self.rng, index_bound)
-        return binning.sample(b, self.rng) if b is not None else self.rng.randint(-2, 8)
-
-    def _guess_shape(self, rank: int, refs: List[AbsTensor]) -> List[int]:
-        """A binned guess for a new placeholder: often a reference tensor's shape (or its suffix),
-        otherwise each dim copied from an aligned reference dim, 1, or a binned size."""
-        whole = [t.shape[t.ndims - rank:] for t in refs if t.ndims >= rank]
-        if whole and self.rng.random() < 0.5:
-            return [int(d) for d in self.rng.choice(whole)]
-        shape = []
-        for d in range(rank):
-            r = self.rng.random()
-            aligned = [t.shape[t.ndims - rank + d] for t in refs if t.ndims - rank + d >= 0]
-            if aligned and r < 0.6:
-                shape.append(int(self.rng.choice(aligned)))
-            elif r < 0.75:
-                shape.append(1)
-            else:
-                shape.append(binning.sample(self.rng.choice(binning.SIZE_BINS[:5]), self.rng))
-        return shape
-
-    def _descendants(self, var: str) -> set:
-        out = {var}
-        changed = True  # instructions are not in topological order yet: iterate to a fixed point
-        while changed:
-            changed = False
-            for inst in self.insts:
-                if any(v in out for v in inst.inputs) and not all(v in out for v in inst.outputs):
-                    out.update(inst.outputs)
-                    changed = True
-        return out
-
-    def _new_var(self, t: AbsTensor, placeholder: bool = False) -> str:
-        self.uid += 1
-        name = f"{'p' if placeholder else 'v'}{self.uid}"
-        self.vars[name] = t
-        if placeholder:
-            self.placeholders.append(name)
-        return name
-
-    def _finalize(self) -> GraphIR:
-        insts = _topo_sort(self.insts, set(self.placeholders))
-        placeholders = [p for p in self.placeholders]
-        weights = [p for p in placeholders if self.rng.random() < self.policy.weight_prob]
-        if len(weights) == len(placeholders):
-            weights = weights[1:]
-        inputs = [p for p in placeholders if p not in weights]
-        consumed = {v for i in insts for v in i.inputs}
-        outputs = [v for i in insts for v in i.outputs if v not in consumed]
-        rename: Dict[str, str] = {}
-        for k, v in enumerate(inputs):
-            rename[v] = f"i{k}"
-        for k, v in enumerate(weights):
-            rename[v] = f"w{k}"
-        for i in insts:
-            for v in i.outputs:
-                rename[v] = f"v{len(rename) - len(inputs) - len(weights)}"
-        gir = GraphIR(
-            vars={rename[v]: self.vars[v] for v in rename},
-            inputs=[rename[v] for v in inputs],
-            weights=[rename[v] for v in weights],
-            insts=[Inst(i.op, [rename[v] for v in i.inputs], [rename[v] for v in i.outputs]) for i in insts],
-            outputs=[rename[v] for v in outputs],
-        )
-        return gir.check()
-
-
-def _topo_sort(insts: List[Inst], placeholders: set) -> List[Inst]:
-    ready = set(placeholders)
-    pending = list(insts)
-    out: List[Inst] = []
-    while pending:
-        for k, inst in enumerate(pending):
-            if all(v in ready for v in inst.inputs):
-                out.append(inst)
-                ready.update(inst.outputs)
-                del pending[k]
-                break
-        else:
-            raise InternalError("generated graph has a cycle: " + ", ".join(repr(i.op) for i in pending))
-    return out
-
-
-def _instance_tables(cls) -> bool:
-    """True when ``cls`` (or a base) sets its rank/dtype tables per instance in ``__init__``."""
-    for klass in cls.__mro__:
-        if klass is AbsOpBase:
-            return False
-        code = getattr(klass.__dict__.get("__init__"), "__code__", None)
-        if code is not None and {"inp_ranks", "in_dtypes"} & set(code.co_names):
-            return True
-    return False
