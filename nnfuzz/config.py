@@ -9,12 +9,16 @@ from nnfuzz.errors import ConfigError
 
 
 def conf_dir() -> Path:
+    """The YAML configs: ``NNFUZZ_CONF`` if set, else the package's ``conf/`` (in a checkout a symlink
+    to the repository's top-level conf/, in an installed wheel a copy of it)."""
     env = os.environ.get("NNFUZZ_CONF")
-    d = Path(env) if env else Path(__file__).resolve().parent.parent / "conf"
+    d = Path(env) if env else Path(__file__).resolve().parent / "conf"
     if not (d / "main.yaml").is_file():
         raise ConfigError(
-            f"config folder {d} has no main.yaml; install nnfuzz from its repository with "
-            "`pip install -e .` or point NNFUZZ_CONF at the repository's conf/ folder"
+            f"config folder {d} has no main.yaml; "
+            + (f"NNFUZZ_CONF={env!r} must name a folder like the repository's conf/" if env else
+               "this nnfuzz was installed without its configs: reinstall it (`pip install .` or the wheel), "
+               "or point NNFUZZ_CONF at the repository's conf/ folder")
         )
     return d
 
