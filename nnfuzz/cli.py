@@ -18,9 +18,20 @@ COMMANDS = {
 
 TAKES_POSITIONAL = {"repro", "dedup", "reduce"}
 
+# The configuration each command reads: top-level keys and groups, listed by `nnfuzz <command> --help`.
+COMMAND_KEYS = {
+    "fuzz": ("time", "backend", "oracle", "cmp", "fuzz", "mgen", "search", "export", "ui", "debug"),
+    "repro": ("backend", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
+    "reduce": ("reduce_s", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
+    "dedup": (),
+    "generate": ("n", "out", "mgen", "search", "export", "ui"),
+    "backends": (),
+    "ops": ("mgen",),
+}
+
 USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(
     f"  {name:10s} {doc}" for name, doc in COMMANDS.items()
-) + "\n\nkeys: see conf/main.yaml and conf/mgen/default.yaml (any key can be overridden)."
+) + "\n\n`nnfuzz <command> --help` lists that command's keys with their defaults (conf/*.yaml documents them)."
 
 
 def main(argv=None) -> int:
@@ -33,8 +44,7 @@ def main(argv=None) -> int:
         print(f"nnfuzz: unknown command {cmd!r}; valid commands: {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     if any(a in ("-h", "--help") for a in args):
-        print(f"nnfuzz {cmd}: {COMMANDS[cmd]}")
-        return 0
+        return _command_help(cmd, [a for a in args if "=" in a and not a.startswith("-")])
     positional = [a for a in args if "=" not in a or a.startswith("--")]
     overrides = [a for a in args if a not in positional]
     if positional and cmd not in TAKES_POSITIONAL:
@@ -58,6 +68,22 @@ def main(argv=None) -> int:
 
         print(f"nnfuzz: {type(e).__name__}: {e}", file=sys.stderr)
         return 2 if isinstance(e, (BackendUnavailable, BugFolderError)) else 1
+
+
+def _command_help(cmd: str, overrides) -> int:
+    print(f"nnfuzz {cmd}: {COMMANDS[cmd]}")
+    if not COMMAND_KEYS[cmd]:
+        print("\nkeys: none")
+        return 0
+    from nnfuzz.config import keys_help
+
+    try:
+        text = keys_help(COMMAND_KEYS[cmd], overrides)
+    except ConfigError as e:
+        print(f"nnfuzz: configuration error: {e}", file=sys.stderr)
+        return 2
+    print(f"\nkeys (key=default; override any on the command line, e.g. {COMMAND_KEYS[cmd][0]}=...):\n{text}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import List
+from typing import List, Sequence
 
 from nnfuzz.errors import ConfigError
 
@@ -42,6 +42,23 @@ def load_config(overrides: List[str]):
         raise ConfigError(f"{msg}\nvalid keys: {', '.join(_valid_keys())}") from None
     OmegaConf.set_struct(cfg, True)
     return cfg
+
+
+def keys_help(sections: Sequence[str], overrides: List[str]) -> str:
+    """The keys under ``sections`` with their values under ``overrides`` and one line of help each
+    (the comments next to them in conf/*.yaml: nnfuzz/confhelp.py)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from nnfuzz.confhelp import config_help, format_rows, key_lines
+
+    cfg = OmegaConf.to_container(load_config(overrides), resolve=True)  # bad keys fail here as on a run
+    conf = conf_dir()
+    with initialize_config_dir(config_dir=str(conf), version_base=None):
+        full = compose(config_name="main", overrides=list(overrides), return_hydra_config=True)
+    choices = {g: str(c) for g, c in full.hydra.runtime.choices.items() if not g.startswith("hydra")}
+    rows = key_lines(cfg, sections, config_help(conf, choices), conf, choices)
+    return format_rows(rows)
 
 
 def _valid_keys() -> List[str]:

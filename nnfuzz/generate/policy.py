@@ -1,4 +1,7 @@
-"""GenPolicy: every knob of graph generation in one typed, validated dataclass (config group `mgen`)."""
+"""GenPolicy: every knob of graph generation in one typed, validated dataclass (config group `mgen`).
+
+Each knob's meaning is written once, next to its default in conf/mgen/default.yaml (shown by
+`nnfuzz generate --help`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,23 +16,23 @@ from nnfuzz.errors import ConfigError
 @dataclass
 class GenPolicy:
     seed: int = 0
-    max_nodes: int = 10            # operator instructions per graph
-    max_rank: int = 5              # highest tensor rank (0..5)
-    max_elems: int = 4096          # elements per tensor
+    max_nodes: int = 10
+    max_rank: int = 5
+    max_elems: int = 4096
     dtypes: List[str] = field(default_factory=lambda: [d.value for d in DType])
-    include: List[str] = field(default_factory=list)    # op or family names; empty = all
-    exclude: List[str] = field(default_factory=list)    # op or family names
-    include_modules: List[str] = field(default_factory=list)  # user modules defining operators
-    op_weights: Dict[str, float] = field(default_factory=dict)  # op or family name -> weight (default 1)
-    binning: bool = True           # attribute binning on a log scale
-    value_ranges: bool = True      # skip insertions no input values can make finite (abstract/ranges.py)
-    forward_prob: float = 0.6      # forward insertion vs backward insertion
-    reuse_prob: float = 0.5        # an extra input reuses an existing tensor rather than a new placeholder
-    weight_prob: float = 0.3       # a final placeholder becomes a weight rather than a model input
-    guesses: int = 6               # binned guesses checked in Python before asking Z3
-    solver_timeout_ms: int = 100   # per Z3 check
-    graph_timeout_s: float = 10.0  # hard wall-clock bound per graph
-    max_attempts: int = 40         # failed insertions tolerated per graph before stopping
+    include: List[str] = field(default_factory=list)
+    exclude: List[str] = field(default_factory=list)
+    include_modules: List[str] = field(default_factory=list)
+    op_weights: Dict[str, float] = field(default_factory=dict)
+    binning: bool = True
+    value_ranges: bool = True
+    forward_prob: float = 0.6
+    reuse_prob: float = 0.5
+    weight_prob: float = 0.3
+    guesses: int = 6
+    solver_timeout_ms: int = 100
+    graph_timeout_s: float = 10.0
+    max_attempts: int = 40
 
     def __post_init__(self):
         _check_int(self, "seed", lo=0)
