@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from nnfuzz.errors import ConfigError, NNFuzzError
+from nnfuzz.errors import ConfigError, ControlSignal, NNFuzzError
 
 COMMANDS = {
     "fuzz": "run a campaign: nnfuzz fuzz backend=ort-cpu time=10m (bugs go to fuzz.out=bugs/)",
@@ -68,6 +68,9 @@ def main(argv=None) -> int:
 
         print(f"nnfuzz: {type(e).__name__}: {e}", file=sys.stderr)
         return 2 if isinstance(e, (BackendUnavailable, BugFolderError)) else 1
+    except ControlSignal as e:  # a retry signal no caller handled: a bug in nnfuzz, not the user's input
+        print(f"nnfuzz: InternalError: unhandled {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
 
 
 def _command_help(cmd: str, overrides) -> int:

@@ -22,7 +22,7 @@ from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
-from nnfuzz.errors import ConstraintError, InternalError
+from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning
 from nnfuzz.generate.opset import op_weight
 from nnfuzz.generate.policy import GenPolicy
@@ -231,10 +231,11 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
             if got is not None:
                 return got
             if why != "elems":
-                raise InternalError(
+                raise OpDefinitionError(
                     f"{cls.name}: Z3 found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
-                    f"satisfying the symbolic rules, but on those concrete values {why}; "
-                    "type_transfer/requires must not branch on symbolic values"
+                    f"satisfying the symbolic rules, but on those concrete values {why}; type_transfer/requires "
+                    "must not branch on symbolic values, and // or % need a divisor that requires keeps >= 1 "
+                    "(Z3 and Python differ for negative divisors: docs/operator-api.md)"
                 )
         return None
 

@@ -198,3 +198,33 @@ def test_a_retry_signal_from_the_rules_is_not_wrapped_as_an_error():
             TestRefuses().checked_type_transfer([AbsTensor([2], F32)])
     finally:
         del OP_REGISTRY["TestRefuses"]
+
+
+def test_a_divisor_that_may_be_negative_is_named_as_the_op_definitions_fault():
+    """z3's % and Python's differ for negative divisors: the generator says so instead of crashing."""
+    from nnfuzz.abstract import UnaryOpBase
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.generate.symbolic import GraphGenerator
+
+    class TestNegDiv(UnaryOpBase):
+        inp_dtypes = [(F32,)]
+        out_dtypes = [(F32,)]
+        inp_ranks = [(1,)]
+        out_ranks = [(1,)]
+        attr_kinds = {"d": "any"}
+
+        def __init__(self, d):
+            self.d = d
+
+        def requires(self, inputs):
+            return [self.d <= -2, self.d >= -3]
+
+        def type_infer(self, inputs):
+            return [AbsTensor([inputs[0].shape[0] % self.d + 1], inputs[0].dtype)]
+
+    try:
+        with pytest.raises(OpDefinitionError, match=r"TestNegDiv: Z3 found attributes \{'d': -\d\}.*divisor that "
+                                                     r"requires keeps >= 1"):
+            GraphGenerator(GenPolicy(seed=0, dtypes=["float32"], max_nodes=3, binning=False), [TestNegDiv]).generate()
+    finally:
+        del OP_REGISTRY["TestNegDiv"]
