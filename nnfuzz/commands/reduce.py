@@ -113,7 +113,7 @@ class _Checker:
     def signature(self, c):
         from nnfuzz.errors import NNFuzzError
         from nnfuzz.materialize.model import add_twins, build_model
-        from nnfuzz.oracle import Symptom, judge
+        from nnfuzz.verdict import Symptom, judge
         from nnfuzz.triage.dedup import signature
         from nnfuzz.triage.localize import localize
 

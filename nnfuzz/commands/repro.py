@@ -19,7 +19,7 @@ def run(cfg, positional, overrides) -> int:
 
     from nnfuzz.backends.registry import backend_class
     from nnfuzz.fuzz.sandbox import Sandbox
-    from nnfuzz.oracle import judge
+    from nnfuzz.verdict import judge
     from nnfuzz.triage.bugstore import load_bug
 
     flags = [a for a in positional if a.startswith("--")]

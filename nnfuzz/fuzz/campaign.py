@@ -12,7 +12,7 @@ from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.values import all_finite
-from nnfuzz.oracle import Symptom, Verdict, judge
+from nnfuzz.verdict import Symptom, Verdict, judge
 from nnfuzz.triage.bugstore import BugStore
 from nnfuzz.triage.dedup import Deduper
 
@@ -46,18 +46,18 @@ class CampaignConfig:
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = False                 # shrink each bug with a new signature right after saving it
     reduce_s: float = 30.0               # time budget per reduction
-    oracle: str = "reference"            # reference | optlevel | devices (fuzz/oracles.py)
+    oracle: str = "reference"            # reference | optlevel | devices (fuzz/expected.py)
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
     onnx: bool = True                    # export ONNX (False when no side of the oracle takes ONNX)
 
 
 class Campaign:
     def __init__(self, cfg: CampaignConfig, ops: List[type], spec=None):
-        from nnfuzz.fuzz.oracles import OracleSpec
+        from nnfuzz.fuzz.expected import ExpectedSide
 
         self.cfg = cfg
         self.ops = ops
-        self.spec = spec or OracleSpec("reference")
+        self.spec = spec or ExpectedSide("reference")
         self.expected = None             # the expected side's Sandbox, when it is another run than torch eager
         self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
         self.expected_info: Dict = {}
@@ -73,7 +73,7 @@ class Campaign:
     @property
     def tolerances(self) -> Dict[str, tuple]:
         """(rtol, atol) per dtype: the configured ones, else the oracle's defaults."""
-        from nnfuzz.oracle import DEFAULT_TOLERANCES
+        from nnfuzz.verdict import DEFAULT_TOLERANCES
 
         return {k: tuple(v) for k, v in self.cfg.tolerances.items()} or dict(DEFAULT_TOLERANCES)
 
@@ -353,7 +353,7 @@ class Produced:
     error: Optional[tuple] = None        # ("no-graph" | "nnfuzz-error", message)
     gir_text: Optional[str] = None
     model_bytes: Optional[bytes] = None
-    oracle: object = None                # materialize.model.Oracle
+    oracle: object = None                # materialize.model.ReferenceData
     weights: Dict = dataclasses.field(default_factory=dict)  # the model's weights (to rebuild it)
     search: Optional[Dict] = None        # the value search's summary
     timings: Dict = dataclasses.field(default_factory=dict)
@@ -451,12 +451,12 @@ def run_campaign(cc: CampaignConfig) -> Counters:
     unless disabled, and run the campaign until its time bound."""
     import contextlib
 
-    from nnfuzz.fuzz.oracles import OracleSpec, oracle_spec
+    from nnfuzz.fuzz.expected import ExpectedSide, expected_side
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.generate.opset import select_ops
 
-    spec = OracleSpec("reference") if cc.backend_path else \
-        oracle_spec(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
+    spec = ExpectedSide("reference") if cc.backend_path else \
+        expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
 
     def sandbox_for(name, options, path=None):
         return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,

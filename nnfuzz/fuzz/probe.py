@@ -21,7 +21,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.generate.opset import allowed_rows
 from nnfuzz.gir import GraphIR, Inst
-from nnfuzz.oracle import Outcome, judge
+from nnfuzz.verdict import Outcome, judge
 
 BATCH = 48
 Row = Tuple[tuple, tuple]

@@ -1,4 +1,5 @@
-"""Model and Oracle: a concrete graph with its weights, inputs and reference outputs, and its files."""
+"""Model and ReferenceData: a concrete graph with its weights, inputs and reference outputs (what a bug
+folder's oracle.pkl holds)."""
 from __future__ import annotations
 
 import time
@@ -14,8 +15,8 @@ JITTER_RUNS = 4  # jittered twin runs; their envelope (per element, the run furt
 
 
 @dataclass
-class Oracle:
-    """Inputs and reference outputs. ``output`` is None when the reference is undefined (NaN/Inf)."""
+class ReferenceData:
+    """Inputs and reference outputs (saved as oracle.pkl). ``output`` is None when the reference is undefined (NaN/Inf)."""
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
@@ -33,7 +34,7 @@ class Oracle:
 class Model:
     gir: GraphIR
     weights: Dict[str, np.ndarray]
-    oracle: Oracle
+    oracle: ReferenceData                # the inputs and reference outputs (oracle.pkl)
     onnx: object = None  # onnx.ModelProto once exported
     timings: Dict[str, float] = field(default_factory=dict)
     # kept (not serialised) to compute the twins on demand: the GraphModule, its torch inputs, the seed
@@ -88,7 +89,7 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     # a value the search could not bring into an op's domain (an integer overflow, a cast out of range).
     finite = module.all_finite and all_finite(arrays)
     defined = finite and (result is None or result.ok)
-    model = Model(gir, weights, Oracle(inputs, arrays if defined else None))
+    model = Model(gir, weights, ReferenceData(inputs, arrays if defined else None))
     model.module, model.torch_inputs, model.seed = module, xs, seed
     if result is not None:
         model.search = result.summary()

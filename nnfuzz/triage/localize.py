@@ -45,7 +45,7 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     """``run(model, inputs)`` runs a Model (materialize.model) on the system under test and returns its
     outputs by name (None if it failed)."""
     from nnfuzz.materialize.model import add_twins, build_model
-    from nnfuzz.oracle import DEFAULT_TOLERANCES, compare
+    from nnfuzz.verdict import DEFAULT_TOLERANCES, compare
     from nnfuzz.reference import evaluate
 
     tol = dict(tolerances or DEFAULT_TOLERANCES)
@@ -82,7 +82,7 @@ def _one(arrays, name):
 
 
 def _blame(numpy_val, torch_val, system_val, tol) -> tuple:
-    from nnfuzz.oracle import compare
+    from nnfuzz.verdict import compare
 
     torch_ok = not compare({"x": numpy_val}, {"x": torch_val}, tol).is_bug
     system_ok = not compare({"x": numpy_val}, {"x": np.asarray(system_val)}, tol).is_bug

@@ -9,7 +9,7 @@ import pytest
 
 from nnfuzz.cli import main
 from nnfuzz.errors import ConfigError
-from nnfuzz.fuzz.oracles import oracle_spec
+from nnfuzz.fuzz.expected import expected_side
 from nnfuzz.triage.bugstore import load_bug
 
 NEEDS = {"openvino-cpu": "openvino", "inductor-cpu": "torch", "tf-cpu": "tensorflow", "xla-cpu": "tensorflow",
@@ -45,7 +45,7 @@ def _replays(bugs, systems):
 @pytest.mark.parametrize("backend", ["openvino-cpu", "inductor-cpu", "tf-cpu", "xla-cpu", "tflite-cpu"])
 def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend)
-    expected = oracle_spec("reference", backend, {}).expected
+    expected = expected_side("reference", backend, {}).expected
     for bug in bugs:
         assert bug.meta["oracle"]["kind"] == "reference"
         assert bug.meta["oracle"]["expected"]["system"] == (expected or "torch-eager")
@@ -89,17 +89,17 @@ def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, 
 ])
 def test_oracle_config_errors_name_the_value_and_the_fix(kind, backend, cmp_with, message):
     if message is None:
-        assert oracle_spec(kind, backend, {}, cmp_with).expected == "ort-gpu"
+        assert expected_side(kind, backend, {}, cmp_with).expected == "ort-gpu"
         return
     with pytest.raises(ConfigError, match=message):
-        oracle_spec(kind, backend, {}, cmp_with)
+        expected_side(kind, backend, {}, cmp_with)
 
 
 def test_optlevel_pairs():
-    assert oracle_spec("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
-    assert oracle_spec("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
-    assert oracle_spec("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
-    assert oracle_spec("reference", "xla-cpu", {}).expected == "tf-cpu"
+    assert expected_side("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
+    assert expected_side("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
+    assert expected_side("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
+    assert expected_side("reference", "xla-cpu", {}).expected == "tf-cpu"
 
 
 def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):
