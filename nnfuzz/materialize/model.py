@@ -42,6 +42,7 @@ class Model:
     torch_inputs: list = field(default_factory=list)
     seed: int = 0
     search: Optional[dict] = None  # the value search's summary (SearchResult.summary()), if it ran
+    twin_note: Optional[str] = None  # why add_twins could not compute the float64 twins (recorded in meta.json)
 
 
 def random_values(gir: GraphIR, rng: np.random.Generator):
@@ -126,8 +127,9 @@ def add_twins(model: Model) -> Model:
         with torch.no_grad():
             shadow = {n: t.numpy() for n, t in zip(gir.outputs, module.run_float64(*xs))}
             runs = [module.run_float64(*xs, jitter=rng) for _ in range(JITTER_RUNS)]
-    except RuntimeError:
-        return model  # an op whose lowering insists on its dtype: compare without the twin
+    except RuntimeError as e:  # an op whose lowering insists on its dtype: judged without the twin, and said so
+        model.twin_note = f"the float64 twin could not run: {type(e).__name__}: {str(e).strip()[:300]}"
+        return model
     o.output_f64 = shadow
     o.output_f64_jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
     return model
