@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 import nnfuzz
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.errors import ConstraintError, NNFuzzError
+from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError
 from nnfuzz.generate.opset import allowed_rows
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.verdict import Outcome, judge
@@ -130,6 +130,8 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
         try:
             model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset, export=sandbox.format == "onnx",
                                 export_timeout_s=min(cc.export_timeout_s, campaign.left()))
+        except InternalError:  # a bug in nnfuzz: shown, never taken for an op that does not export
+            raise
         except NNFuzzError:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
