@@ -1,6 +1,7 @@
 """The Backend contract: compile and run a model file; say what is missing when it cannot run."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar, Dict, Optional, Tuple
 
 import numpy as np
@@ -12,23 +13,63 @@ class BackendUnavailable(NNFuzzError):
     """The backend cannot run on this machine (package missing, no GPU, ...); says what is missing."""
 
 
-class Backend:
-    name: ClassVar[str]            # "ort-cpu"
-    system: ClassVar[str]          # "ort"
-    device: ClassVar[str]          # "cpu" | "gpu"
+@dataclass(frozen=True)
+class BackendInfo:
+    """What a backend is and takes: the one record of a backend's facts, with the one set of defaults
+    (``Backend``'s class attributes default to these). A sandbox's worker builds it once started."""
+
+    name: str                                  # the system, as meta.json names it: "ort-cpu"
+    engine: str                                # the software underneath, keying backends/known.py: "ort"
+    device: str = "cpu"                        # "cpu" | "gpu"
     # What compile() receives: "onnx" (ONNX bytes) or "gir" (a nnfuzz.materialize.portable payload: the
     # GraphIR and weights, for systems that build the model themselves, like torch.compile and TF).
-    formats: ClassVar[Tuple[str, ...]] = ("onnx",)
+    formats: Tuple[str, ...] = ("onnx",)
     # Which lowerings the system's models are built from: "torch" (ONNX is exported from torch) or "tf";
     # ops without such a lowering are not offered to it.
-    lowering: ClassVar[str] = "torch"
+    lowering: str = "torch"
     # The backend whose outputs are this system's reference, when torch eager is not (TF systems: TF eager).
-    reference: ClassVar[Optional[str]] = None
+    reference: Optional[str] = None
     # 32 for a system that computes int64 in 32 bits without saying so (OpenVINO's CPU plugin): the value
     # search then keeps int64 values within int32, so the wrap-around is never reported as a bug.
-    int64_bits: ClassVar[int] = 64
+    int64_bits: int = 64
     # Options that turn the system's optimisations off, for the optlevel oracle (None: it has no such switch).
-    unoptimized: ClassVar[Optional[Dict]] = None
+    unoptimized: Optional[Dict] = None
+    version: str = ""                          # the package's __version__ (known once an instance exists)
+    version_id: str = ""                       # a git hash or build string, else the version
+
+    @property
+    def format(self) -> str:
+        """The model format to send: ONNX where the backend takes it, else its first format."""
+        return "onnx" if "onnx" in self.formats else self.formats[0]
+
+    @classmethod
+    def of(cls, backend: "Backend") -> "BackendInfo":
+        """The facts of a backend instance (its class attributes, its version)."""
+        t = type(backend)
+        return cls(name=t.name, engine=t.engine, device=t.device, formats=tuple(t.formats), lowering=t.lowering,
+                   reference=t.reference, int64_bits=t.int64_bits, unoptimized=t.unoptimized,
+                   version=str(backend.version), version_id=str(backend.version_id))
+
+    @classmethod
+    def from_dict(cls, d: Dict) -> "BackendInfo":
+        """From the dict a sandbox's worker reports (its fields, plus process facts that are dropped)."""
+        import dataclasses
+
+        fields = {f.name for f in dataclasses.fields(cls)}
+        kept = {k: v for k, v in d.items() if k in fields}
+        return cls(**{**kept, "formats": tuple(kept.get("formats", cls.formats))})
+
+
+class Backend:
+    name: ClassVar[str]            # "ort-cpu": the system (BackendInfo.name)
+    engine: ClassVar[str]          # "ort": the software underneath, shared by ort-cpu and ort-gpu
+    device: ClassVar[str] = BackendInfo.device
+    # the facts BackendInfo describes; the defaults are BackendInfo's
+    formats: ClassVar[Tuple[str, ...]] = BackendInfo.formats
+    lowering: ClassVar[str] = BackendInfo.lowering
+    reference: ClassVar[Optional[str]] = BackendInfo.reference
+    int64_bits: ClassVar[int] = BackendInfo.int64_bits
+    unoptimized: ClassVar[Optional[Dict]] = BackendInfo.unoptimized
 
     def __init__(self, **options):
         self.options = options

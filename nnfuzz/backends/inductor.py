@@ -22,7 +22,7 @@ MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
 
 
 class _InductorBackend(Backend):
-    system = "inductor"
+    engine = "inductor"
     formats = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)

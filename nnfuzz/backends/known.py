@@ -1,6 +1,6 @@
 """Known limitations of the systems under test, as data (not log greps scattered in code).
 
-Each entry says which system, which op/dtype (None: any), the error pattern, and what it means:
+Each entry says which engine (``Backend.engine``: "ort" covers ort-cpu and ort-gpu), which op/dtype (None: any), the error pattern, and what it means:
 ``unsupported`` errors are the system saying it lacks an op or dtype (verdict UNSUPPORTED, never a
 bug); ``io`` entries are limits of the Python API used to feed the system (also UNSUPPORTED).
 """
@@ -13,7 +13,7 @@ from typing import Optional
 
 @dataclass(frozen=True)
 class Known:
-    system: str                 # "ort", "tvm", "tf|xla|tflite" (any of them), or "*"
+    engine: str                 # "ort", "tvm", "tf|xla|tflite" (any of them), or "*"
     pattern: str                # regex searched in the error text
     kind: str = "unsupported"   # unsupported | io
     op: Optional[str] = None
@@ -51,9 +51,9 @@ KNOWN = [
 ]
 
 
-def classify(system: str, error_text: str) -> Optional[Known]:
-    """The known limitation matching ``error_text`` on ``system``, or None."""
+def classify(engine: str, error_text: str) -> Optional[Known]:
+    """The known limitation matching ``error_text`` on ``engine`` (a ``Backend.engine``), or None."""
     for k in KNOWN:
-        if (k.system == "*" or system in k.system.split("|")) and re.search(k.pattern, error_text):
+        if (k.engine == "*" or engine in k.engine.split("|")) and re.search(k.pattern, error_text):
             return k
     return None

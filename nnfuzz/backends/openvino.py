@@ -27,7 +27,7 @@ F64_MESSAGE = ("openvino-cpu does not compute in float64: the CPU plugin convert
 
 class OpenVinoBackend(Backend):
     name = "openvino-cpu"
-    system = "openvino"
+    engine = "openvino"
     device = "cpu"
     unoptimized = None  # the CPU plugin has no switch that turns its graph transformations off
     int64_bits = 32     # see the module docstring: int64 is computed as int32

@@ -12,7 +12,7 @@ OPT_LEVELS = ("disable", "basic", "extended", "all")
 
 class OrtBackend(Backend):
     name = "ort-cpu"
-    system = "ort"
+    engine = "ort"
     device = "cpu"
     unoptimized = {"opt_level": "disable"}
 

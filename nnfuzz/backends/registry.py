@@ -1,4 +1,4 @@
-"""Backends by name (``<system>-<device>``), loaded lazily."""
+"""Backends by name (``<engine>-<device>``, the system meta.json records), loaded lazily."""
 from __future__ import annotations
 
 import importlib

@@ -20,7 +20,7 @@ F64_MESSAGE = ("trt-gpu does not compute in float64: TensorRT has no float64 typ
 
 class TensorRtBackend(Backend):
     name = "trt-gpu"
-    system = "trt"
+    engine = "trt"
     device = "gpu"
     unoptimized = None  # builder_optimization_level 0 still fuses layers: no switch turns optimisation off
 

@@ -10,7 +10,7 @@ from nnfuzz.backends.base import Backend, BackendUnavailable
 
 
 class _TfBackend(Backend):
-    system = "tf"
+    engine = "tf"
     formats = ("gir",)
     lowering = "tf"
     device = "cpu"
@@ -68,7 +68,7 @@ class TfEagerBackend(_TfBackend):
 
 class XlaCpuBackend(_TfBackend):
     name = "xla-cpu"
-    system = "xla"
+    engine = "xla"
     reference = "tf-cpu"
     unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
 

@@ -11,7 +11,7 @@ from nnfuzz.backends.tf import _TfBackend
 
 class TfliteBackend(_TfBackend):
     name = "tflite-cpu"
-    system = "tflite"
+    engine = "tflite"
     reference = "tf-cpu"
 
     @classmethod

@@ -11,7 +11,7 @@ PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-v
 
 
 class _TvmBackend(Backend):
-    system = "tvm"
+    engine = "tvm"
     target_kind = "llvm"
     unoptimized = {"pipeline": "default_build"}
 

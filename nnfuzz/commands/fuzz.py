@@ -54,12 +54,12 @@ def _flag(v, name: str) -> bool:
 
 def run(cfg) -> int:
     from nnfuzz.fuzz.campaign import run_campaign
-    from nnfuzz.fuzz.oracles import oracle_spec
+    from nnfuzz.fuzz.expected import expected_side
     from nnfuzz.ui import use_rich
 
     cc = campaign_config(cfg)
     use_rich(cc.ui)  # validates ui= before anything slow
-    oracle_spec(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
+    expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
     counters = run_campaign(cc)
     print(json.dumps({
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),

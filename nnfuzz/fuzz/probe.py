@@ -18,10 +18,10 @@ from typing import Dict, List, Optional, Tuple
 
 import nnfuzz
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.errors import ConstraintError, NNFuzzError
+from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError
 from nnfuzz.generate.opset import allowed_rows
 from nnfuzz.gir import GraphIR, Inst
-from nnfuzz.oracle import Outcome, judge
+from nnfuzz.verdict import Outcome, judge
 
 BATCH = 48
 Row = Tuple[tuple, tuple]
@@ -40,15 +40,16 @@ def parse_row(key: str) -> Row:
     return tuple(DType(x) for x in a.split(",") if x), tuple(DType(x) for x in b.split(",") if x)
 
 
-def cache_path(info: dict, opset: int) -> Path:
-    ident = json.dumps([info.get("name"), info.get("version"), info.get("version_id"), opset, nnfuzz.__version__])
-    return cache_dir() / f"{info.get('name')}-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.json"
+def cache_path(info, opset: int) -> Path:
+    """The probe cache file for a BackendInfo and opset."""
+    ident = json.dumps([info.name, info.version, info.version_id, opset, nnfuzz.__version__])
+    return cache_dir() / f"{info.name}-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.json"
 
 
 def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     """Probe (or load from cache) and return ``ops``; the campaign's generator rows are limited to
     the supported ones via ``campaign.rows``. Prints what was found."""
-    info = sandbox.info
+    info = sandbox.backend_info
     path = cache_path(info, cc.opset)
     cached: Dict[str, Dict[str, bool]] = json.loads(path.read_text()) if path.is_file() else {}
     todo = []
@@ -111,7 +112,7 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
     """Probe ``todo`` rows a batch at a time; the one-op graphs are made per batch, inside the budget."""
     from nnfuzz.materialize.model import build_model
 
-    system = sandbox.info.get("system") or cc.backend.split("-")[0]
+    engine = sandbox.backend_info.engine
     chunks = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)][::-1]  # popped from the end: in order
     stack = []
     budget_end = time.monotonic() + max(3.0, 0.3 * cc.time_s)
@@ -129,13 +130,15 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
         try:
             model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset, export=sandbox.format == "onnx",
                                 export_timeout_s=min(cc.export_timeout_s, campaign.left()))
+        except InternalError:  # a bug in nnfuzz: shown, never taken for an op that does not export
+            raise
         except NNFuzzError:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
             continue  # a single op that will not export is left enabled; the campaign reports it
         res = sandbox.run_model(model, model.oracle.input,
                           timeout=max(0.05, min(cc.test_timeout, campaign.left())))
-        verdict = judge(res, None, system)
+        verdict = judge(res, None, engine)
         if verdict.outcome is Outcome.UNSUPPORTED and len(batch) > 1:
             stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
             continue

@@ -1,5 +1,5 @@
 """Reduction in the background of a campaign (``fuzz.reduce=true``): a thread with a sandbox of its own
-shrinks each new unique bug (``nnfuzz reduce``) while the campaign goes on testing.
+shrinks each new unique bug (triage/reducer.py, as ``nnfuzz reduce`` does) while the campaign goes on testing.
 
 The thread takes bugs in the order they were saved, gives each ``min(reduce_s, time left)`` seconds, and
 stops at the campaign's time bound; bugs it did not reach stay as saved (``nnfuzz reduce`` later). The
@@ -37,9 +37,9 @@ class BackgroundReducer:
             raise self.error
 
     def _main(self) -> None:
-        from nnfuzz.commands.reduce import reduce_bug
-        from nnfuzz.errors import NNFuzzError
+        from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.triage.bugstore import load_bug
+        from nnfuzz.triage.reducer import reduce_bug
 
         sandboxes = {}  # (system, options) -> Sandbox: a bug of the oracle's expected side runs on that system
         try:
@@ -51,14 +51,16 @@ class BackgroundReducer:
                 t0 = time.perf_counter()
                 try:
                     bug = load_bug(path)
-                    system, options = str(bug.meta["system"]), bug.meta.get("backend_options") or {}
+                    system, options = bug.meta.system, bug.meta.backend_options
                     key = (system, repr(sorted(options.items())))
                     if key not in sandboxes:
                         sandboxes[key] = self.make_sandbox(system, options)
                         sandboxes[key].start()
                     out = reduce_bug(bug, sandboxes[key], self.tol, self.opset, min(self.budget_s, left),
                                      lock=self.lock)
-                except NNFuzzError as e:
+                except InternalError:  # a bug in nnfuzz: to the campaign, via self.error
+                    raise
+                except NNFuzzError as e:  # this bug cannot be reduced here (its folder, its system): recorded
                     out = {"bug": str(path), "status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
                 self.add_seconds(time.perf_counter() - t0)
                 self.results.append(out)

@@ -209,7 +209,8 @@ class Sandbox:
 
     @property
     def info(self) -> dict:
-        """name, version, version_id (and system, device, pid, rss_mb, rlimit_as_mb) once started."""
+        """The BackendInfo fields as a dict, plus the worker's pid, rss_mb, rlimit_as_mb, once started
+        (``backend_info`` is the typed record)."""
         return dict(self._info)
 
     @property
@@ -358,10 +359,18 @@ class Sandbox:
     # -- running -----------------------------------------------------------------------------------
 
     @property
+    def backend_info(self):
+        """The backend's facts (a backends.base.BackendInfo), starting the worker if needed."""
+        from nnfuzz.backends.base import BackendInfo
+
+        if not self._info:
+            self.start()
+        return BackendInfo.from_dict(self._info)
+
+    @property
     def format(self) -> str:
         """The model format the backend takes ("onnx" or "gir"), known once the worker started."""
-        formats = self._info.get("formats") or ["onnx"]
-        return "onnx" if "onnx" in formats else formats[0]
+        return self.backend_info.format
 
     def payload(self, model) -> bytes:
         """``model`` (a materialize.model.Model) in the backend's format."""

@@ -103,7 +103,9 @@ def _init(conn, spec: dict):
     for p in spec.get("sys_path", []):
         if p not in sys.path:
             sys.path.append(p)
-    from nnfuzz.backends.base import BackendUnavailable
+    import dataclasses
+
+    from nnfuzz.backends.base import BackendInfo, BackendUnavailable
 
     try:
         cls = _load_backend(spec)
@@ -117,11 +119,7 @@ def _init(conn, spec: dict):
     try:
         backend = cls(**spec.get("options", {}))
         backend.warm_up()
-        info = {"name": getattr(cls, "name", spec.get("backend")), "system": getattr(cls, "system", ""),
-                "device": getattr(cls, "device", ""), "version": str(backend.version),
-                "version_id": str(backend.version_id), "pid": os.getpid(),
-                "formats": list(getattr(cls, "formats", ("onnx",))), "lowering": getattr(cls, "lowering", "torch"),
-                "int64_bits": getattr(cls, "int64_bits", 64)}
+        info = {**dataclasses.asdict(BackendInfo.of(backend)), "pid": os.getpid()}
     except Exception as e:
         conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
         return None

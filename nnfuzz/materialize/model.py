@@ -1,4 +1,5 @@
-"""Model and Oracle: a concrete graph with its weights, inputs and reference outputs, and its files."""
+"""Model and ReferenceData: a concrete graph with its weights, inputs and reference outputs (what a bug
+folder's oracle.pkl holds)."""
 from __future__ import annotations
 
 import time
@@ -14,8 +15,8 @@ JITTER_RUNS = 4  # jittered twin runs; their envelope (per element, the run furt
 
 
 @dataclass
-class Oracle:
-    """Inputs and reference outputs. ``output`` is None when the reference is undefined (NaN/Inf)."""
+class ReferenceData:
+    """Inputs and reference outputs (saved as oracle.pkl). ``output`` is None when the reference is undefined (NaN/Inf)."""
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
@@ -33,7 +34,7 @@ class Oracle:
 class Model:
     gir: GraphIR
     weights: Dict[str, np.ndarray]
-    oracle: Oracle
+    oracle: ReferenceData                # the inputs and reference outputs (oracle.pkl)
     onnx: object = None  # onnx.ModelProto once exported
     timings: Dict[str, float] = field(default_factory=dict)
     # kept (not serialised) to compute the twins on demand: the GraphModule, its torch inputs, the seed
@@ -41,6 +42,7 @@ class Model:
     torch_inputs: list = field(default_factory=list)
     seed: int = 0
     search: Optional[dict] = None  # the value search's summary (SearchResult.summary()), if it ran
+    twin_note: Optional[str] = None  # why add_twins could not compute the float64 twins (recorded in meta.json)
 
 
 def random_values(gir: GraphIR, rng: np.random.Generator):
@@ -88,7 +90,7 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
     # a value the search could not bring into an op's domain (an integer overflow, a cast out of range).
     finite = module.all_finite and all_finite(arrays)
     defined = finite and (result is None or result.ok)
-    model = Model(gir, weights, Oracle(inputs, arrays if defined else None))
+    model = Model(gir, weights, ReferenceData(inputs, arrays if defined else None))
     model.module, model.torch_inputs, model.seed = module, xs, seed
     if result is not None:
         model.search = result.summary()
@@ -125,8 +127,9 @@ def add_twins(model: Model) -> Model:
         with torch.no_grad():
             shadow = {n: t.numpy() for n, t in zip(gir.outputs, module.run_float64(*xs))}
             runs = [module.run_float64(*xs, jitter=rng) for _ in range(JITTER_RUNS)]
-    except RuntimeError:
-        return model  # an op whose lowering insists on its dtype: compare without the twin
+    except RuntimeError as e:  # an op whose lowering insists on its dtype: judged without the twin, and said so
+        model.twin_note = f"the float64 twin could not run: {type(e).__name__}: {str(e).strip()[:300]}"
+        return model
     o.output_f64 = shadow
     o.output_f64_jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
     return model

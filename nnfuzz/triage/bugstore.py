@@ -8,7 +8,6 @@ interrupted write are hidden (``.NNNN.*``) and never take a number.
 """
 from __future__ import annotations
 
-import json
 import re
 import threading
 from dataclasses import dataclass
@@ -16,20 +15,20 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from nnfuzz.errors import NNFuzzError
-from nnfuzz.triage.folder import BugFolderError, dump_oracle, load_oracle, write_bytes, write_folder_atomic, write_json
+from nnfuzz.triage.folder import BugFolderError, dump_oracle, load_oracle, write_bytes, write_folder_atomic
+from nnfuzz.triage.meta import BugMeta, read_meta, write_meta
 
 BUG_DIR = re.compile(r"^\d{4}$")
 REQUIRED = ("oracle.pkl", "meta.json")
 MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir"}
-META_KEYS = ("system", "version", "symptom", "version_id")
 
 
 @dataclass
 class Bug:
     path: Path
     model_bytes: bytes
-    oracle: dict
-    meta: dict
+    oracle: dict                         # oracle.pkl: input, output (+ output_f64, output_f64_jitter)
+    meta: BugMeta
     gir_text: Optional[str] = None
     format: str = "onnx"                 # of model_bytes: "onnx" or "gir" (nnfuzz.materialize.portable)
 
@@ -44,18 +43,15 @@ class BugStore:
             return []
         return sorted(int(p.name) for p in self.root.iterdir() if p.is_dir() and BUG_DIR.match(p.name))
 
-    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: dict, err_log: str,
-             fmt: str = "onnx", tf_model: Optional[Callable[[Path], None]] = None) -> Path:
+    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: BugMeta, err_log: str,
+             tf_model: Optional[Callable[[Path], None]] = None) -> Path:
         """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems)."""
-        for k in META_KEYS:
-            if k not in meta:
-                raise NNFuzzError(f"meta.json must hold {k!r}; got keys {sorted(meta)}")
         writers = {
-            MODEL_FILES[fmt]: write_bytes(model_bytes),
+            MODEL_FILES[meta.format]: write_bytes(model_bytes),
             **({"model": tf_model} if tf_model is not None else {}),
             "gir.json": write_bytes(gir_text.encode()),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
-            "meta.json": write_json(meta),
+            "meta.json": write_meta(meta),
             "err.log": write_bytes(err_log.encode()),
         }
         for _ in range(100):  # another campaign may take the number first: then take the next one
@@ -81,16 +77,34 @@ def load_bug(path) -> Bug:
     if missing or not models:
         raise BugFolderError(f"{path} lacks {missing + ([] if models else ['model.onnx'])}; a bug folder holds "
                              f"model.onnx (or model.gir), {list(REQUIRED)} (+ gir.json, err.log)")
-    try:
-        meta = json.loads((path / "meta.json").read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BugFolderError(f"{path}/meta.json is not valid JSON: {e}") from e
-    if not isinstance(meta, dict) or any(k not in meta for k in META_KEYS):
-        raise BugFolderError(f"{path}/meta.json must be an object with keys {list(META_KEYS)}")
+    meta = read_meta(path / "meta.json")
     oracle = load_oracle(path / "oracle.pkl")
     gir = (path / "gir.json").read_text() if (path / "gir.json").is_file() else None
     fmt = models[0]
-    return Bug(path, (path / MODEL_FILES[fmt]).read_bytes(), oracle, meta, gir, fmt)
+    data = (path / MODEL_FILES[fmt]).read_bytes()
+    check_model_file(path / MODEL_FILES[fmt], data, fmt)
+    return Bug(path, data, oracle, meta, gir, fmt)
+
+
+def check_model_file(path: Path, data: bytes, fmt: str) -> None:
+    """A BugFolderError unless ``data`` is a well-formed model of ``fmt``: an ONNX file that parses and
+    passes the ONNX checker, or a GraphIR payload (materialize/portable.py) that unpacks."""
+    if fmt == "gir":
+        from nnfuzz.materialize.portable import unpack
+
+        try:
+            unpack(data)
+        except NNFuzzError as e:
+            raise BugFolderError(f"{path} is not a valid GraphIR payload: {e}") from e
+        return
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        onnx.checker.check_model(onnx.load_from_string(data))
+    except (DecodeError, onnx.checker.ValidationError) as e:
+        raise BugFolderError(f"{path} is not a valid ONNX model ({type(e).__name__}: {str(e).strip()[:200]}); "
+                             f"restore it from the campaign's output or re-save the bug") from e
 
 
 

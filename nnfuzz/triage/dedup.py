@@ -39,28 +39,33 @@ def normalize(text: str) -> str:
     return out.strip()
 
 
-def signature(meta: dict, err_log: str = "") -> str:
-    """The frozen signature of a bug from its meta.json (and err.log for native backtraces)."""
-    system, symptom = str(meta.get("system")), str(meta.get("symptom"))
+def signature(meta, err_log: str = "") -> str:
+    """The frozen signature of a bug from its BugMeta (or meta.json's object) and err.log (for native
+    backtraces)."""
+    from nnfuzz.triage.meta import BugMeta
+
+    if not isinstance(meta, BugMeta):
+        meta = BugMeta.from_json(meta)
+    system, symptom = str(meta.system or None), str(meta.symptom or None)
     if symptom == "inconsistency":
-        node = meta.get("first_divergent_node")
+        node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
             return f"{system} | inconsistency | {op} | {node.get('dtype')}"
-        return f"{system} | inconsistency | unlocalized | {normalize(str(meta.get('summary', '')))[:120]}"
-    summary = str(meta.get("summary", ""))
+        return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
+    summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
     message = normalize(summary[m.end():] if m else summary)[:160]
     frames = [normalize(f.split("(")[0])[:80] for f in _FRAME.findall(err_log)[:3]]  # names, not arguments
-    parts = [system, symptom, str(meta.get("stage")), etype, message]
-    if meta.get("signal"):
-        parts.append(f"signal {meta['signal']}")
+    parts = [system, symptom, str(meta.stage), etype, message]
+    if meta.signal:
+        parts.append(f"signal {meta.signal}")
     return " | ".join(parts + frames)
 
 
-def representative_op(meta: dict) -> str:
-    node = meta.get("first_divergent_node")
+def representative_op(meta) -> str:
+    node = meta.first_divergent_node
     if node:
         return str(node.get("op", "?")).split("(")[0]
     return "-"
@@ -70,25 +75,24 @@ def index_store(root) -> dict:
     """Group every bug folder under ``root`` by signature; unreadable folders are listed apart."""
     from nnfuzz.triage.bugstore import BUG_DIR
     from nnfuzz.triage.folder import BugFolderError
+    from nnfuzz.triage.meta import read_meta
 
     root = Path(root)
     groups: Dict[str, List[str]] = {}
     rows, broken = [], []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and BUG_DIR.match(p.name)):
         try:
-            meta = json.loads((folder / "meta.json").read_text())
-            if not isinstance(meta, dict):
-                raise BugFolderError("meta.json is not an object")
-        except (OSError, ValueError, BugFolderError) as e:
+            meta = read_meta(folder / "meta.json", required=())
+        except BugFolderError as e:
             broken.append({"id": folder.name, "error": f"{type(e).__name__}: {e}"})
             continue
         err = (folder / "err.log").read_text(errors="replace") if (folder / "err.log").is_file() else ""
         sig = signature(meta, err)
         first = groups.setdefault(sig, [])
         first.append(folder.name)
-        rows.append({"id": folder.name, "signature": sig, "system": meta.get("system"),
-                     "symptom": meta.get("symptom"), "op": representative_op(meta), "nodes": meta.get("nodes"),
-                     "blame": meta.get("blame"), "flaky": bool(meta.get("flaky")),
+        rows.append({"id": folder.name, "signature": sig, "system": meta.system,
+                     "symptom": meta.symptom, "op": representative_op(meta), "nodes": meta.nodes,
+                     "blame": meta.blame, "flaky": bool(meta.flaky),
                      "status": "unique" if len(first) == 1 else f"duplicate of {first[0]}"})
     return {"version": SIGNATURE_VERSION, "bugs": len(rows), "unique": len(groups),
             "groups": [{"signature": s, "folders": f} for s, f in groups.items()], "rows": rows,
@@ -136,7 +140,7 @@ class Deduper:
             for g in index_store(root)["groups"]:
                 self.first[g["signature"]] = g["folders"][0]
 
-    def check(self, meta: dict, err_log: str) -> tuple:
+    def check(self, meta, err_log: str) -> tuple:
         """(signature, the folder this duplicates or None)."""
         sig = signature(meta, err_log)
         return sig, self.first.get(sig)

@@ -7,7 +7,10 @@ third opinion. The first node whose output differs between the system and torch 
 
 - it agrees with torch and not with the system -> ``system-under-test``;
 - it agrees with the system and not with torch  -> ``reference-framework``;
-- anything else (both, neither, no numpy eval)  -> ``undecided``.
+- it is within tolerance of both, or of neither -> ``undecided``;
+- the numpy reference failed on the graph (an op without an eval, an eval that raised)
+  -> ``numpy-eval-failed``, with the error in ``localization_note`` (a fault of nnfuzz's reference,
+  recorded rather than hidden; an InternalError propagates).
 
 Exposing every intermediate can change what a compiler does (fusion across the cut is no longer
 possible); when the exposed model shows no divergence, the node is unknown and blame ``undecided``.
@@ -19,6 +22,7 @@ from typing import Callable, Dict, Mapping, Optional
 
 import numpy as np
 
+from nnfuzz.errors import InternalError
 from nnfuzz.gir import GraphIR
 
 
@@ -45,7 +49,7 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     """``run(model, inputs)`` runs a Model (materialize.model) on the system under test and returns its
     outputs by name (None if it failed)."""
     from nnfuzz.materialize.model import add_twins, build_model
-    from nnfuzz.oracle import DEFAULT_TOLERANCES, compare
+    from nnfuzz.verdict import DEFAULT_TOLERANCES, compare
     from nnfuzz.reference import evaluate
 
     tol = dict(tolerances or DEFAULT_TOLERANCES)
@@ -61,8 +65,10 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     o = model.oracle
     try:
         numpy_vals = evaluate(gir, weights, inputs)
-    except Exception as e:  # noqa: BLE001 - a missing or failing eval only leaves blame undecided
-        numpy_vals, why = None, f"numpy reference failed: {type(e).__name__}: {e}"
+    except InternalError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any eval fault is recorded as the blame below, with its error
+        numpy_vals, why = None, f"the numpy reference failed: {type(e).__name__}: {str(e).strip()[:300]}"
     for k, inst in enumerate(gir.insts):
         for v in inst.outputs:
             if v not in got:
@@ -72,7 +78,7 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
                 continue
             node = {"index": k, "op": repr(inst.op), "var": v, "dtype": gir.vars[v].dtype.value}
             if numpy_vals is None:
-                return Localization(node, "undecided", why)
+                return Localization(node, "numpy-eval-failed", why)
             return Localization(node, *_blame(numpy_vals[v], ref[v], got[v], tol))
     return Localization(None, "undecided", "no intermediate value differs once every value is exposed")
 
@@ -82,7 +88,7 @@ def _one(arrays, name):
 
 
 def _blame(numpy_val, torch_val, system_val, tol) -> tuple:
-    from nnfuzz.oracle import compare
+    from nnfuzz.verdict import compare
 
     torch_ok = not compare({"x": numpy_val}, {"x": torch_val}, tol).is_bug
     system_ok = not compare({"x": numpy_val}, {"x": np.asarray(system_val)}, tol).is_bug

@@ -82,17 +82,20 @@ def _npz(arrays) -> bytes:
 
 
 def write_script(bug, backend: str, tolerances: dict) -> str:
-    system, _, device = backend.partition("-")
-    if system not in _RUN:
-        raise ConfigError(f"--script supports systems {sorted(_RUN)}; got backend={backend!r}")
-    needs, body = _RUN[system]
+    from nnfuzz.backends.registry import backend_class
+
+    cls = backend_class(backend)
+    engine, device = cls.engine, cls.device
+    if engine not in _RUN:
+        raise ConfigError(f"--script supports the engines {sorted(_RUN)} (ort-cpu, tvm-gpu, ...); got backend={backend!r}")
+    needs, body = _RUN[engine]
     expected = bug.oracle["output"] or {}
     dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f"}
     rtol, atol = max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
     meta = bug.meta
     head = _HEAD.format(
-        title=f"{backend} {meta.get('version')} ({meta.get('version_id')})", folder=bug.path,
-        symptom=meta.get("symptom"), stage=meta.get("stage"), summary=str(meta.get("summary", ""))[:300],
+        title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
+        symptom=meta.symptom, stage=meta.stage, summary=str(meta.summary)[:300],
         needs=needs, model=_b64(bug.model_bytes), inputs=_b64(_npz(bug.oracle["input"])),
         expected=_b64(_npz(expected)), rtol=rtol, atol=atol,
     )

@@ -36,7 +36,7 @@ def _solve(c: Candidate, step: float) -> Optional[Candidate]:
     import z3
 
     from nnfuzz.abstract.tensor import AbsTensor
-    from nnfuzz.errors import ConstraintError, NNFuzzError
+    from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError
 
     ctx = z3.Context()
     g = c.gir
@@ -79,7 +79,9 @@ def _solve(c: Candidate, step: float) -> Optional[Candidate]:
                 cons.extend(d >= 1 for d in o.shape if not isinstance(d, int))
                 env[v] = o
             ops.append(sym)
-    except (NNFuzzError, ConstraintError):  # a symbolic op that refuses its attributes: not shrinkable
+    except InternalError:  # a bug in nnfuzz: shown, not taken for "cannot shrink"
+        raise
+    except (NNFuzzError, ConstraintError):  # the symbolic graph cannot be posed (an op rejects symbolic sizes)
         return None
     if not variables or any(x is False for x in cons):
         return None
@@ -105,7 +107,9 @@ def _solve(c: Candidate, step: float) -> Optional[Candidate]:
             new_vars.update(zip(inst.outputs, outs))
         gir = GraphIR(vars=new_vars, inputs=list(g.inputs), weights=list(g.weights), insts=insts,
                       outputs=list(g.outputs)).check()
-    except (NNFuzzError, ConstraintError):  # the solved attributes are refused: not shrinkable
+    except InternalError:
+        raise
+    except (NNFuzzError, ConstraintError):  # the solved sizes do not make a valid graph: no shrink
         return None
     corner = {p: _corner(np.asarray(arr), new_vars[p].shape) for p, arr in {**c.inputs, **c.weights}.items()
               if p in new_vars}

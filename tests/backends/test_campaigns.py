@@ -9,7 +9,7 @@ import pytest
 
 from nnfuzz.cli import main
 from nnfuzz.errors import ConfigError
-from nnfuzz.fuzz.oracles import oracle_spec
+from nnfuzz.fuzz.expected import expected_side
 from nnfuzz.triage.bugstore import load_bug
 
 NEEDS = {"openvino-cpu": "openvino", "inductor-cpu": "torch", "tf-cpu": "tensorflow", "xla-cpu": "tensorflow",
@@ -37,21 +37,21 @@ def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=20):
 
 def _replays(bugs, systems):
     for bug in bugs:
-        assert bug.meta["system"] in systems, bug.meta["system"]
-        if not bug.meta["flaky"]:
-            assert main(["repro", str(bug.path)]) == 0, f"{bug.path} does not reproduce: {bug.meta['summary']}"
+        assert bug.meta.system in systems, bug.meta.system
+        if not bug.meta.flaky:
+            assert main(["repro", str(bug.path)]) == 0, f"{bug.path} does not reproduce: {bug.meta.summary}"
 
 
 @pytest.mark.parametrize("backend", ["openvino-cpu", "inductor-cpu", "tf-cpu", "xla-cpu", "tflite-cpu"])
 def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend)
-    expected = oracle_spec("reference", backend, {}).expected
+    expected = expected_side("reference", backend, {}).expected
     for bug in bugs:
-        assert bug.meta["oracle"]["kind"] == "reference"
-        assert bug.meta["oracle"]["expected"]["system"] == (expected or "torch-eager")
-        is_tf = bug.meta["system"] in ("tf-cpu", "xla-cpu", "tflite-cpu")
+        assert bug.meta.oracle["kind"] == "reference"
+        assert bug.meta.oracle["expected"]["system"] == (expected or "torch-eager")
+        is_tf = bug.meta.system in ("tf-cpu", "xla-cpu", "tflite-cpu")
         assert (bug.path / "model").is_dir() == is_tf
-        assert bug.format == ("onnx" if bug.meta["system"] == "openvino-cpu" else "gir")
+        assert bug.format == ("onnx" if bug.meta.system == "openvino-cpu" else "gir")
     _replays(bugs, {backend, expected})
 
 
@@ -59,7 +59,7 @@ def test_optlevel_oracle_compares_the_system_with_itself_unoptimized(tmp_path, m
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "oracle=optlevel")
     assert s["oracle"] == "optlevel"
     for bug in bugs:
-        o = bug.meta["oracle"]
+        o = bug.meta.oracle
         assert o["kind"] == "optlevel" and o["expected"]["options"]["opt_level"] == "disable"
     _replays(bugs, {"ort-cpu"})
 
@@ -71,8 +71,8 @@ def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, 
     log = [json.loads(x) for x in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
     assert any(r.get("verdict") == "pass" for r in log)
     for bug in bugs:
-        assert bug.meta["oracle"]["kind"] == "cmp"
-        assert {bug.meta["oracle"]["under_test"]["system"], bug.meta["oracle"]["expected"]["system"]} == \
+        assert bug.meta.oracle["kind"] == "cmp"
+        assert {bug.meta.oracle["under_test"]["system"], bug.meta.oracle["expected"]["system"]} == \
             {"ort-cpu", "openvino-cpu"}
     _replays(bugs, {"ort-cpu", "openvino-cpu"})
 
@@ -89,17 +89,17 @@ def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, 
 ])
 def test_oracle_config_errors_name_the_value_and_the_fix(kind, backend, cmp_with, message):
     if message is None:
-        assert oracle_spec(kind, backend, {}, cmp_with).expected == "ort-gpu"
+        assert expected_side(kind, backend, {}, cmp_with).expected == "ort-gpu"
         return
     with pytest.raises(ConfigError, match=message):
-        oracle_spec(kind, backend, {}, cmp_with)
+        expected_side(kind, backend, {}, cmp_with)
 
 
 def test_optlevel_pairs():
-    assert oracle_spec("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
-    assert oracle_spec("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
-    assert oracle_spec("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
-    assert oracle_spec("reference", "xla-cpu", {}).expected == "tf-cpu"
+    assert expected_side("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
+    assert expected_side("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
+    assert expected_side("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
+    assert expected_side("reference", "xla-cpu", {}).expected == "tf-cpu"
 
 
 def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):

@@ -9,7 +9,7 @@ from nnfuzz.backends import backend_class, get_backend
 from nnfuzz.backends.base import BackendUnavailable
 from nnfuzz.backends.known import classify
 from nnfuzz.fuzz.sandbox import Sandbox
-from nnfuzz.oracle import Outcome, compare
+from nnfuzz.verdict import Outcome, compare
 
 OPS = COMMON_OPS
 

@@ -18,7 +18,7 @@ from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
 from nnfuzz.gir import GraphIR  # noqa: E402
 from nnfuzz.materialize.model import build_model  # noqa: E402
 from nnfuzz.materialize.portable import pack  # noqa: E402
-from nnfuzz.oracle import Outcome, Stage, Symptom, compare, judge  # noqa: E402
+from nnfuzz.verdict import Outcome, Stage, Symptom, compare, judge  # noqa: E402
 
 OPS = COMMON_OPS
 

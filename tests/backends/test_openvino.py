@@ -13,7 +13,7 @@ from nnfuzz.backends import get_backend  # noqa: E402
 from nnfuzz.backends.known import classify  # noqa: E402
 from nnfuzz.errors import ConfigError  # noqa: E402
 from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
-from nnfuzz.oracle import Outcome, Symptom, compare, judge  # noqa: E402
+from nnfuzz.verdict import Outcome, Symptom, compare, judge  # noqa: E402
 
 OPS = COMMON_OPS
 

@@ -13,6 +13,8 @@ from nnfuzz.generate import GenPolicy, generate_graph
 from nnfuzz.materialize.model import build_model
 from nnfuzz.materialize.portable import model_payload
 from nnfuzz.triage.bugstore import BugStore, load_bug
+from nnfuzz.triage.meta import BugMeta
+from nnfuzz.verdict import compare
 
 NEEDS = {"ort-cpu": "onnxruntime", "tvm-cpu": "tvm", "openvino-cpu": "openvino", "inductor-cpu": "torch",
          "tf-cpu": "tensorflow", "xla-cpu": "tensorflow", "tflite-cpu": "ai_edge_litert"}
@@ -28,8 +30,10 @@ def _bug(tmp_path, backend, *, corrupt):
     if corrupt:
         oracle["output"] = {k: v + 1 for k, v in oracle["output"].items()}
         oracle["output_f64"] = oracle["output_f64_jitter"] = None
-    meta = {"system": backend, "version": "x", "symptom": "inconsistency", "version_id": "x", "stage": "verify",
-            "summary": "test bug", "format": fmt}
+    # as a campaign records it (localization finds no divergent node: the system agrees with torch)
+    summary = compare(oracle["output"], model.oracle.output).summary if corrupt else "test bug"
+    meta = BugMeta(system=backend, version="x", symptom="inconsistency", version_id="x", stage="verify",
+                   summary=summary, format=fmt)
     tf_model = None
     if cls.lowering == "tf":
         from nnfuzz.materialize.tensorflow.module import saved_model_writer
@@ -37,7 +41,7 @@ def _bug(tmp_path, backend, *, corrupt):
         tf_model = saved_model_writer(gir.dumps(), model.weights)
     path = BugStore(tmp_path / "bugs").save(model_bytes=model_payload(gir, model.weights, model.onnx, fmt),
                                             gir_text=gir.dumps(), oracle=oracle, meta=meta, err_log="test",
-                                            fmt=fmt, tf_model=tf_model)
+                                            tf_model=tf_model)
     return path, model
 
 

@@ -97,7 +97,7 @@ def _inject(fault: str, meta: dict) -> None:
 
 class FaultBackend(Backend):
     name = "fault-cpu"
-    system = "ort"  # runs ONNX Runtime underneath and speaks its error dialect
+    engine = "ort"  # runs ONNX Runtime underneath and speaks its error dialect
     device = "cpu"
 
     def __init__(self, bad_option: bool = False, always: str | None = None, **options):

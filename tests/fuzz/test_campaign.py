@@ -48,9 +48,9 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
     assert sum("verdict" in r for r in log) >= s["tests"]
     for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()):
         bug = load_bug(folder)
-        assert bug.meta["system"] == backend and bug.meta["symptom"] in ("crash", "inconsistency", "timeout")
-        if not bug.meta["flaky"]:
-            assert main(["repro", str(folder)]) == 0, f"{folder} does not reproduce: {bug.meta['summary']}"
+        assert bug.meta.system == backend and bug.meta.symptom in ("crash", "inconsistency", "timeout")
+        if not bug.meta.flaky:
+            assert main(["repro", str(folder)]) == 0, f"{folder} does not reproduce: {bug.meta.summary}"
 
 
 def test_time_bound_holds_when_the_backend_hangs(tmp_path):
@@ -72,10 +72,10 @@ def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symp
     bugs = sorted(p for p in cc.out.iterdir() if p.name.isdigit())
     assert [p.name for p in bugs] == ["0000", "0001", "0002"]
     meta = load_bug(bugs[0]).meta
-    assert meta["symptom"] == symptom and meta["flaky"] is False
-    assert meta["version"] == "1.0-fault" and meta["version_id"].startswith("fault+ort")
+    assert meta.symptom == symptom and meta.flaky is False
+    assert meta.version == "1.0-fault" and meta.version_id.startswith("fault+ort")
     if fault == "segfault":
-        assert meta["signal"] == signal.SIGSEGV
+        assert meta.signal == signal.SIGSEGV
 
 
 def test_producer_processes_feed_the_campaign(tmp_path):
@@ -83,7 +83,7 @@ def test_producer_processes_feed_the_campaign(tmp_path):
     assert counters.tests >= 4 and counters.verdicts["inconsistency"] == counters.tests
     bugs = sorted(p for p in cc.out.iterdir() if p.name.isdigit())
     assert len(bugs) == counters.bugs_saved >= 4
-    seeds = {load_bug(b).meta["seed"] for b in bugs}
+    seeds = {load_bug(b).meta.seed for b in bugs}
     assert len(seeds) == len(bugs)  # producers interleave seeds: no model is tested twice
     assert main(["repro", str(bugs[0]), "backend=ort-cpu"]) in (0, 1, 3)  # a plain ORT replay runs
 
@@ -96,27 +96,27 @@ def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     assert tested and all(r["search"]["ok"] is True and r["search"]["ms"] >= 0 for r in tested)
     assert all("search" in r["seconds"] for r in tested)
     meta = load_bug(sorted(p for p in cc.out.iterdir() if p.name.isdigit())[0]).meta
-    assert meta["search"]["ok"] is True and meta["search"]["blocker"] is None
+    assert meta.search["ok"] is True and meta.search["blocker"] is None
     assert counters.seconds["search"] > 0
     # every value the "wrong" backend returns is off by one: the first node diverges, and the numpy
     # reference sides with torch
-    assert meta["first_divergent_node"]["index"] == 0 and meta["blame"] == "system-under-test", meta
+    assert meta.first_divergent_node["index"] == 0 and meta.blame == "system-under-test", meta
 
     counters, cc = _fault_campaign(tmp_path / "off", "wrong", time_s=60.0, max_tests=1, producers=producers,
                                    search=None)
     meta = load_bug(sorted(p for p in cc.out.iterdir() if p.name.isdigit())[0]).meta
-    assert meta["search"] is None
+    assert meta.search is None
 
 
 def test_campaign_marks_duplicates_across_campaigns(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=3, rerun=False)
     metas = [load_bug(b).meta for b in sorted(p for p in cc.out.iterdir() if p.name.isdigit())]
-    assert [m["duplicate_of"] for m in metas] == [None, "0000", "0000"]
-    assert len({m["signature"] for m in metas}) == 1 and "crash" in metas[0]["signature"]
+    assert [m.duplicate_of for m in metas] == [None, "0000", "0000"]
+    assert len({m.signature for m in metas}) == 1 and "crash" in metas[0].signature
     assert counters.new_unique == 1 and counters.unique_bugs == 1
     counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=1, rerun=False)  # same store
     assert counters.new_unique == 0 and counters.unique_bugs == 1
-    assert load_bug(cc.out / "0003").meta["duplicate_of"] == "0000"
+    assert load_bug(cc.out / "0003").meta.duplicate_of == "0000"
 
 
 def test_campaign_reduces_new_bugs_when_asked(tmp_path):
@@ -124,9 +124,9 @@ def test_campaign_reduces_new_bugs_when_asked(tmp_path):
                                    reduce_s=20.0)
     bugs = [load_bug(b) for b in sorted(p for p in cc.out.iterdir() if p.name.isdigit())]
     first = bugs[0]
-    assert first.meta["reduced"]["nodes_after"] < first.meta["reduced"]["nodes_before"]
+    assert first.meta.reduced["nodes_after"] < first.meta.reduced["nodes_before"]
     assert (first.path / "original" / "gir.json").is_file()
-    assert all("reduced" not in b.meta for b in bugs if b.meta["duplicate_of"])  # duplicates are left as saved
+    assert all(b.meta.reduced is None for b in bugs if b.meta.duplicate_of)  # duplicates are left as saved
     assert counters.reduced == counters.new_unique >= 1 and counters.seconds["triage"] > 0
 
 

@@ -82,3 +82,33 @@ def test_blame_on_the_reference_framework_when_numpy_sides_with_the_system():
     loc = localize(gir, {}, {"x": x}, numpy_system)
     assert loc.first_divergent_node["index"] == 1 and loc.first_divergent_node["var"] == "v1"
     assert loc.blame == "reference-framework", loc.note
+
+
+class WrongInTorchBrokenEval(SameShapeFloat32):
+    """Like WrongInTorch, with a numpy eval that raises (a fault of nnfuzz's reference)."""
+
+
+@lowers(WrongInTorchBrokenEval)
+def _wrong_too(op, x):
+    return x + 1
+
+
+@evaluates(WrongInTorchBrokenEval)
+def _broken(op, x):
+    raise ValueError("this eval is broken on purpose")
+
+
+OP_REGISTRY.pop("WrongInTorchBrokenEval")
+
+
+def test_a_failing_numpy_eval_is_recorded_as_such_not_as_undecided():
+    gir = chain(E.Relu(), WrongInTorchBrokenEval(), E.Sigmoid())
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+
+    def system(model, inputs):  # right where torch is wrong: the identity
+        v0 = np.maximum(inputs["x"], 0)
+        return {"v0": v0, "v1": v0, "v2": 1 / (1 + np.exp(-v0))}
+
+    loc = localize(gir, {}, {"x": x}, system)
+    assert loc.first_divergent_node["index"] == 1
+    assert loc.blame == "numpy-eval-failed" and "this eval is broken on purpose" in loc.note, loc

@@ -34,22 +34,25 @@ def graph(dtype, ops, shape=(6,)):
 
 
 def make_bug(tmp_path, gir, x, symptom):
-    from nnfuzz.commands.reduce import _Checker
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.meta import BugMeta
+    from nnfuzz.triage.reducer import Checker
 
     model = build_model(gir, 0, values=({}, {"x": x}))
-    meta = {"system": "ort-cpu", "version": "?", "version_id": "?", "symptom": symptom, "nodes": gir.n_nodes,
-            "opset": 17, "backend_options": {}}
+    meta = BugMeta(system="ort-cpu", version="?", version_id="?", symptom=symptom, nodes=gir.n_nodes, opset=17)
     with Sandbox("ort-cpu", {}, test_timeout=30.0, memory_limit_mb=4096) as sb:
         sb.start()
         from nnfuzz.triage.reduce import Candidate
 
-        sig = _Checker(sb, "ort-cpu", meta, {}, 17).signature(Candidate(gir, {}, {"x": x}))
+        check = Checker(sb, meta, {}, 17)
+        sig = check.signature(Candidate(gir, {}, {"x": x}))
+        v = check.verdict
     assert sig is not None and symptom in sig, sig
     path = BugStore(tmp_path / "bugs").save(model_bytes=model.onnx.SerializeToString(), gir_text=gir.dumps(),
-                                            oracle=model.oracle.to_dict(), meta={**meta, "signature": sig},
-                                            err_log="")
+                                            oracle=model.oracle.to_dict(),
+                                            meta=check.bug_meta.replace(signature=sig),
+                                            err_log=f"{v.summary}\n\n{v.detail}\n")
     return path, sig
 
 
@@ -62,8 +65,8 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     assert out["status"] == "reduced" and out["nodes_before"] == 7 and out["nodes_after"] < 7
     assert out["elements_after"] < out["elements_before"]  # the [6] tensors shrank too
     bug = load_bug(path)
-    assert bug.meta["signature"] == sig and bug.meta["reduced"]["nodes_after"] == out["nodes_after"]
-    assert "Clip" in bug.meta["ops"] and "Sin" not in bug.meta["ops"]
+    assert bug.meta.signature == sig and bug.meta.reduced["nodes_after"] == out["nodes_after"]
+    assert "Clip" in bug.meta.ops and "Sin" not in bug.meta.ops
     assert (path / "original" / "gir.json").read_text() == gir.dumps()
     assert main(["repro", str(path)]) == 0  # the reduced bug still reproduces with the same symptom
     assert main(["reduce", str(path)]) == 0 and "already reduced" in capsys.readouterr().err
@@ -79,7 +82,7 @@ def test_reduce_keeps_an_ort_inconsistency_at_the_same_op(tmp_path, capsys, regi
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "reduced" and out["nodes_after"] <= 2, out
     bug = load_bug(path)
-    assert "ExportedLogSigmoid" in bug.meta["ops"] and bug.meta["signature"] == sig
+    assert "ExportedLogSigmoid" in bug.meta.ops and bug.meta.signature == sig
     assert main(["repro", str(path)]) == 0
 
 
@@ -113,3 +116,20 @@ def test_shrink_minimises_shapes_and_attributes_under_the_constraints():
     x, k = small.gir.vars["x"].shape, small.gir.vars["w"].shape
     assert x[0] == 1 and x[1] == k[1] == 1 and k[0] == 1, small.gir.pretty()
     np.testing.assert_array_equal(small.inputs["x"], i["x"][: x[0], : x[1], : x[2]])  # the leading corner
+
+
+def test_repro_of_a_crash_with_another_recorded_signature_fails_differently(tmp_path, capsys):
+    """The same symptom is not enough: a recorded crash whose error text (so signature) differs from the
+    replay's is another bug, exit 3, and both signatures are shown."""
+    gir = graph(DType.float64, [E.Relu(), S.Clip(min=-6.0, max=6.0)])
+    path, sig = make_bug(tmp_path, gir, np.linspace(-2, 2, 6), "crash")
+    assert main(["repro", str(path)]) == 0
+    capsys.readouterr()
+    meta = json.loads((path / "meta.json").read_text())
+    other = "RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code in Conv"
+    (path / "meta.json").write_text(json.dumps({**meta, "summary": other}))
+    (path / "err.log").write_text(other + "\n")
+    assert main(["repro", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "fails differently" in out and "Conv" in out and "signature now" in out, out
+    assert json.loads(out.splitlines()[-1])["signature"] == sig

@@ -13,6 +13,8 @@ from nnfuzz.generate import GenPolicy, generate_graph
 from nnfuzz.materialize.model import build_model
 from nnfuzz.triage.bugstore import BugStore, load_bug
 from nnfuzz.triage.folder import dump_oracle
+from nnfuzz.triage.meta import BugMeta
+from nnfuzz.verdict import compare
 
 pytest.importorskip("onnxruntime")
 
@@ -26,8 +28,10 @@ def _bug(tmp_path, *, symptom="inconsistency", corrupt=True):
     if corrupt:  # a reference the real outputs disagree with (twins dropped: they would vouch for ORT)
         oracle["output"] = {k: v + 1 for k, v in oracle["output"].items()}
         oracle["output_f64"] = oracle["output_f64_jitter"] = None
-    meta = {"system": "ort-cpu", "version": "x", "symptom": symptom, "version_id": "x", "stage": "verify",
-            "summary": "test bug"}
+    # as a campaign records it: the disagreement's summary (the true outputs agree with torch at every
+    # node, so localization finds no divergent node and the signature is "unlocalized | <summary>")
+    summary = compare(oracle["output"], model.oracle.output).summary if corrupt else "test bug"
+    meta = BugMeta(system="ort-cpu", version="x", symptom=symptom, version_id="x", stage="verify", summary=summary)
     return BugStore(tmp_path / "bugs").save(model_bytes=model.onnx.SerializeToString(), gir_text=gir.dumps(),
                                             oracle=oracle, meta=meta, err_log="test")
 
@@ -82,3 +86,30 @@ def test_hostile_and_broken_folders_are_refused(tmp_path, capsys):
     assert main(["repro", str(bug4)]) == 2
     assert load_bug(_bug(tmp_path)).oracle["input"]  # a good one still loads
     assert isinstance(next(iter(load_bug(_bug(tmp_path)).oracle["input"].values())), np.ndarray)
+
+
+def test_a_model_that_is_not_onnx_is_a_malformed_folder(tmp_path, capsys):
+    bug = _bug(tmp_path)
+    (bug / "model.onnx").write_bytes(b"\x08\x07garbage, not a protobuf of an ONNX model" * 8)
+    assert main(["repro", str(bug)]) == 2
+    err = capsys.readouterr().err
+    assert "model.onnx is not a valid ONNX model" in err, err
+
+
+def test_meta_schema_versions(tmp_path, capsys):
+    from nnfuzz.triage.meta import SCHEMA_VERSION
+
+    bug = _bug(tmp_path)
+    meta = json.loads((bug / "meta.json").read_text())
+    assert meta["schema"] == SCHEMA_VERSION
+    old = {k: v for k, v in meta.items() if k != "schema"}  # folders written before the schema key
+    old["hand_added_note"] = "kept"
+    (bug / "meta.json").write_text(json.dumps(old))
+    loaded = load_bug(bug).meta
+    assert loaded.schema == 1 and loaded.system == "ort-cpu" and loaded.extra == {"hand_added_note": "kept"}
+    assert loaded.to_json()["hand_added_note"] == "kept"
+    assert main(["repro", str(bug)]) == 0
+    (bug / "meta.json").write_text(json.dumps({**meta, "schema": SCHEMA_VERSION + 1}))
+    assert main(["repro", str(bug)]) == 2
+    err = capsys.readouterr().err
+    assert f"schema {SCHEMA_VERSION + 1}" in err and f"reads meta.json schema {SCHEMA_VERSION}" in err, err

@@ -21,7 +21,7 @@ from nnfuzz.backends.base import BackendUnavailable
 from nnfuzz.backends.known import classify
 from nnfuzz.errors import ConfigError, NNFuzzError
 from nnfuzz.fuzz.sandbox import RunResult, Sandbox
-from nnfuzz.oracle import Outcome, Symptom, compare
+from nnfuzz.verdict import Outcome, Symptom, compare
 
 FAULT = "fault_backend:FaultBackend"
 X = np.array([[-1.5, 2.0, -3.0], [4.0, -5.0, 6.5]], np.float32)

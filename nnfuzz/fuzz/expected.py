@@ -1,4 +1,5 @@
-"""Which outputs a campaign compares the system under test with (``oracle=...``, ``cmp.with=...``).
+"""The expected side of a test: which outputs a campaign compares the system under test with
+(``oracle=...`` picks the test oracle, ``cmp.with=...`` a second system).
 
 - ``reference`` (default): the framework's eager run: torch eager (computed with the model), or, for a
   system whose backend names another ``reference`` (the TF systems: ``tf-cpu``), that backend's outputs;
@@ -7,6 +8,7 @@
 - ``devices``: the same system on the other device (``X-gpu`` against ``X-cpu``);
 - ``cmp``: a second system on the same model (``cmp.with=openvino-cpu``).
 The expected side runs in a sandbox of its own; its outputs are what oracle.pkl stores as ``output``.
+(Comparison and verdicts live in nnfuzz/verdict.py; the reference data in materialize/model.py.)
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ EAGER = "eager"  # Backend.unoptimized value: the unoptimised run is the framewo
 
 
 @dataclass
-class OracleSpec:
+class ExpectedSide:
+    """The test oracle ``kind`` and the system (with options) whose outputs are expected."""
+
     kind: str
     expected: Optional[str] = None          # backend of the expected side (None: torch eager, from the model)
     expected_options: Dict = field(default_factory=dict)
@@ -29,7 +33,7 @@ class OracleSpec:
         return f"{backend} vs {self.expected or 'torch eager'} ({self.kind})"
 
 
-def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] = None) -> OracleSpec:
+def expected_side(kind: str, backend: str, options: Dict, cmp_with: Optional[str] = None) -> ExpectedSide:
     """The oracle for a campaign on ``backend``; a combination that cannot work is a ConfigError."""
     from nnfuzz.backends.registry import BACKENDS, backend_class
 
@@ -43,11 +47,11 @@ def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] 
         if cmp_with == backend:
             raise ConfigError(f"cmp.with={cmp_with} is the backend under test itself; name another system "
                               f"(known: {sorted(BACKENDS)}), or use oracle=optlevel")
-        return OracleSpec("cmp", cmp_with)
+        return ExpectedSide("cmp", cmp_with)
     if kind == "cmp":
         raise ConfigError("oracle=cmp needs the second system: cmp.with=<backend>, e.g. cmp.with=openvino-cpu")
     if kind == "reference":
-        return OracleSpec("reference", cls.reference)
+        return ExpectedSide("reference", cls.reference)
     if kind == "optlevel":
         off = cls.unoptimized
         if off is None:
@@ -55,12 +59,12 @@ def oracle_spec(kind: str, backend: str, options: Dict, cmp_with: Optional[str] 
             raise ConfigError(f"oracle=optlevel: {backend} has no switch that turns its optimisations off; "
                               f"backends with one: {able}")
         if off == EAGER:
-            return OracleSpec("optlevel", None)
-        return OracleSpec("optlevel", backend, {**options, **off})
+            return ExpectedSide("optlevel", None)
+        return ExpectedSide("optlevel", backend, {**options, **off})
     system, _, device = backend.rpartition("-")
     other = f"{system}-{'cpu' if device == 'gpu' else 'gpu'}"
     if device not in ("cpu", "gpu") or other not in BACKENDS:
         raise ConfigError(f"oracle=devices needs a system with both a -cpu and a -gpu backend; {backend} has no "
                           f"{other}")
-    return OracleSpec("devices", other, dict(options))
+    return ExpectedSide("devices", other, dict(options))
 

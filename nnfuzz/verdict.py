@@ -149,11 +149,12 @@ def error_figures(want: np.ndarray, got: np.ndarray) -> dict:
             "nonfinite_mismatch": nonfinite_mismatch}
 
 
-def judge(result, reference: Optional[Mapping[str, np.ndarray]], system: str,
+def judge(result, reference: Optional[Mapping[str, np.ndarray]], engine: str,
           tolerances: Mapping[str, tuple] = DEFAULT_TOLERANCES,
           twin: Optional[Mapping[str, np.ndarray]] = None,
           jitter: Optional[Mapping[str, np.ndarray]] = None) -> Verdict:
-    """The verdict for a sandbox ``RunResult`` against the reference outputs (None: undefined)."""
+    """The verdict for a sandbox ``RunResult`` against the reference outputs (None: undefined);
+    ``engine`` (``BackendInfo.engine``) picks the known limitations that make an error UNSUPPORTED."""
     from nnfuzz.backends.known import classify
 
     stage = Stage(result.stage) if result.stage in Stage._value2member_map_ else Stage.execute
@@ -162,7 +163,7 @@ def judge(result, reference: Optional[Mapping[str, np.ndarray]], system: str,
     if result.status == "timeout":
         return Verdict.bug(Symptom.timeout, stage, result.error, result.detail)
     if result.status == "error":
-        known = classify(system, f"{result.error}\n{result.detail}")
+        known = classify(engine, f"{result.error}\n{result.detail}")
         if known is not None:
             return Verdict.unsupported(f"{known.note}: {result.error}", result.detail)
     return Verdict.bug(Symptom.crash, stage, result.error, result.detail)

@@ -1,0 +1,93 @@
+"""Production of the models a campaign tests: generate a graph for a seed and build its model (torch
+reference, ONNX export, checks), in the campaign's process or in producer processes."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Dict, Optional
+
+from nnfuzz.errors import ConstraintError, NNFuzzError
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.campaign import CampaignConfig
+
+
+@dataclasses.dataclass
+class Produced:
+    """A model ready to test (or why there is none), made in this process or in a producer process."""
+    seed: int
+    rec: Dict
+    gen_s: float = 0.0
+    build_s: float = 0.0
+    error: Optional[tuple] = None        # ("no-graph" | "nnfuzz-error", message)
+    gir_text: Optional[str] = None
+    model_bytes: Optional[bytes] = None
+    oracle: object = None                # materialize.model.ReferenceData
+    weights: Dict = dataclasses.field(default_factory=dict)  # the model's weights (to rebuild it)
+    search: Optional[Dict] = None        # the value search's summary
+    timings: Dict = dataclasses.field(default_factory=dict)
+    model: object = None                 # the Model when made in this process (not sent between processes)
+
+    def __getstate__(self):
+        return {**self.__dict__, "model": None}
+
+    def payload(self, fmt: str) -> bytes:
+        """The model for a backend taking ``fmt``: the ONNX bytes or the GraphIR payload."""
+        if fmt == "onnx":
+            return self.model_bytes
+        from nnfuzz.materialize.portable import pack
+
+        return pack(self.gir_text, self.weights)
+
+    def twins(self):
+        """(ReferenceData with the float64 twins, why they are missing or ""): computed on a copy of the
+        model (rebuilt from the graph and values when made in another process); this record is unchanged."""
+        import dataclasses
+
+        from nnfuzz.gir import GraphIR
+        from nnfuzz.materialize.model import build_model
+        from nnfuzz.triage.judging import model_twins
+
+        if self.model is None:
+            model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False,
+                                values=(self.weights, self.oracle.input))
+        else:
+            model = dataclasses.replace(self.model, oracle=dataclasses.replace(self.model.oracle))
+        return model_twins(model)
+
+
+def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produced:
+    """Generate the graph for ``seed`` and build its model (torch reference, ONNX, checks)."""
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+
+    p = Produced(seed=seed, rec={"seed": seed})
+    t0 = time.perf_counter()
+    policy = dataclasses.replace(cc.policy, seed=seed,
+                                 graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
+    try:
+        gir = GraphGenerator(policy, ops, rows).generate()
+    except ConstraintError as e:
+        p.error = ("no-graph", str(e))
+        return p
+    except NNFuzzError as e:  # an op definition or generator bug: shown, logged, counted
+        p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
+        return p
+    finally:
+        p.gen_s = time.perf_counter() - t0
+    p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
+    t1 = time.perf_counter()
+    try:
+        model = build_model(gir, seed, opset=cc.opset, search=cc.search, export=cc.onnx,
+                            export_timeout_s=max(0.05, min(cc.export_timeout_s, time_left)))
+    except NNFuzzError as e:
+        p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
+        return p
+    finally:
+        p.build_s = time.perf_counter() - t1
+    p.gir_text, p.oracle = gir.dumps(), model.oracle
+    p.model_bytes = model.onnx.SerializeToString() if model.onnx is not None else None
+    p.timings, p.model, p.weights, p.search = model.timings, model, model.weights, model.search
+    if model.search is not None:
+        p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
+    return p

@@ -1,0 +1,95 @@
+"""``BugMeta``: the one schema of a bug folder's meta.json (docs/bug-format.md), written and read only
+through this module.
+
+``schema`` is the version of this layout. Folders written before it had a version (no ``schema`` key)
+read as schema 1; a folder from a newer nnfuzz (a higher version) is refused with a BugFolderError that
+names the version this nnfuzz reads. Keys this version does not know (a hand-edited folder, an older
+layout) are kept in ``extra`` and written back unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from nnfuzz.triage.folder import BugFolderError
+
+SCHEMA_VERSION = 2   # 1: before the schema key (no float64_twin); 2: schema, float64_twin
+REQUIRED = ("system", "version", "symptom", "version_id")
+
+
+@dataclasses.dataclass
+class BugMeta:
+    system: str = ""                        # the system the bug is in, e.g. "ort-cpu" (a backend name)
+    version: Optional[str] = None           # its package version
+    symptom: str = ""                       # crash | inconsistency | timeout (verdict.Symptom)
+    version_id: Optional[str] = None        # its git hash or build string
+    stage: Optional[str] = None             # export | compile | execute | verify (verdict.Stage)
+    seed: Optional[int] = None              # the generator seed of the graph
+    flaky: bool = False                     # the re-run gave another verdict
+    summary: str = ""                       # one line (err.log holds the full text)
+    errors: Dict[str, dict] = dataclasses.field(default_factory=dict)  # per-output error figures
+    nodes: Optional[int] = None
+    ops: Optional[List[str]] = None
+    nnfuzz: Optional[str] = None            # the nnfuzz version that saved it
+    backend_options: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    policy: Optional[dict] = None           # the generation policy (GenPolicy as a dict)
+    opset: int = 17
+    timings: Dict[str, float] = dataclasses.field(default_factory=dict)
+    signal: Optional[str] = None            # the signal that killed the worker (crashes)
+    search: Optional[dict] = None           # the value search's summary
+    format: str = "onnx"                    # of the model file: "onnx" (model.onnx) or "gir" (model.gir)
+    oracle: Optional[dict] = None           # the test oracle: kind, side, under_test, expected
+    first_divergent_node: Optional[dict] = None   # inconsistencies: triage/localize.py
+    blame: Optional[str] = None
+    localization_note: Optional[str] = None
+    float64_twin: Optional[dict] = None     # inconsistencies: {"available": bool, "note": why not}
+    signature: Optional[str] = None         # triage/dedup.py
+    duplicate_of: Optional[str] = None      # the first folder with the same signature
+    reduced: Optional[dict] = None          # nnfuzz reduce: nodes/elements before and after, trials, seconds
+    schema: int = SCHEMA_VERSION
+    extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
+
+    def to_json(self) -> dict:
+        """The meta.json object (``extra`` keys merged back in)."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        return {**self.extra, **d}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1, default=str)
+
+    def replace(self, **changes) -> "BugMeta":
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_json(cls, obj, where: str = "meta.json") -> "BugMeta":
+        """Read a meta.json object; a malformed one or one of a newer schema is a BugFolderError."""
+        if not isinstance(obj, dict):
+            raise BugFolderError(f"{where} must hold a JSON object, got {type(obj).__name__}")
+        schema = obj.get("schema", 1)
+        if not isinstance(schema, int) or isinstance(schema, bool) or schema < 1:
+            raise BugFolderError(f"{where}: schema={schema!r} is not a schema version (1..{SCHEMA_VERSION})")
+        if schema > SCHEMA_VERSION:
+            raise BugFolderError(f"{where} has schema {schema}; this nnfuzz reads meta.json schema {SCHEMA_VERSION} "
+                                 f"and older: upgrade nnfuzz to read this folder")
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        known = {k: v for k, v in obj.items() if k in names}
+        return cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
+
+
+def read_meta(path: Path, required=REQUIRED) -> BugMeta:
+    """``path`` (a meta.json file) as a BugMeta; BugFolderError if it is unreadable, not JSON, lacks
+    one of ``required`` or is of a newer schema."""
+    try:
+        obj = json.loads(Path(path).read_text())
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        raise BugFolderError(f"{path} is not readable JSON: {type(e).__name__}: {e}") from e
+    if isinstance(obj, dict) and any(k not in obj for k in required):
+        raise BugFolderError(f"{path} must be an object with keys {list(required)}; it has {sorted(obj)}")
+    return BugMeta.from_json(obj, str(path))
+
+
+def write_meta(meta: BugMeta):
+    """A folder writer (triage/folder.py) of ``meta`` as meta.json."""
+    return lambda p: p.write_text(meta.dumps())

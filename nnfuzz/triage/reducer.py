@@ -1,0 +1,155 @@
+"""The reduction driver: shrink a saved bug in place while its signature holds (``nnfuzz reduce``, and
+the background reducer of a campaign, fuzz/reducer.py).
+
+Nodes are deleted first (triage/reduce.py), then shapes and attributes shrunk by re-solving the
+constraints (triage/shrink.py); each candidate is judged on the one verdict path (triage/judging.py).
+The original files move to ``original/``; the reduced model (model.onnx or model.gir, and model/ for
+TF systems), gir.json, oracle.pkl and meta.json (with ``reduced``) take their place, re-checked the way
+``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left untouched.
+"""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from pathlib import Path
+
+FILES = ("model.onnx", "model.gir", "gir.json", "oracle.pkl", "meta.json", "err.log")
+
+
+def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float, lock=None) -> dict:
+    """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict. ``lock`` (a
+    threading.Lock) is held while the folder is swapped for its reduced copy."""
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.bugstore import bug_weights
+    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.reduce import Candidate, reduce_graph
+    from nnfuzz.triage.shrink import shrink, total_elements
+
+    t0 = time.monotonic()
+    gir = GraphIR.loads(bug.gir_text)
+    weights = bug_weights(bug)
+    if weights is None:
+        return {"bug": str(bug.path), "status": "not-reduced", "note": "model.onnx lacks some weight initializers"}
+    expected = (bug.meta.oracle or {}).get("expected", {}).get("system", "torch-eager")
+    if bug.meta.symptom == "inconsistency" and expected != "torch-eager":
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"reduction compares with torch eager, but this inconsistency was found against {expected}"}
+    err_log = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
+    want = bug.meta.signature or signature(bug.meta, err_log)
+    start = Candidate(gir, weights, dict(bug.oracle["input"]))
+    check = Checker(sandbox, bug.meta, tolerances, opset)
+    if check.signature(start) != want:
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"the bug does not show its signature now ({check.last})"}
+
+    trials = 0
+
+    def holds(c):
+        nonlocal trials
+        trials += 1
+        return check.signature(c) == want
+
+    best, _ = reduce_graph(start, holds, budget_s)
+    if time.monotonic() - t0 < budget_s:  # then shapes and attributes (only ever smaller)
+        best = shrink(best, holds) or best
+    seconds = round(time.monotonic() - t0, 2)
+    if best.gir.n_nodes == gir.n_nodes and best.gir.dumps() == gir.dumps():
+        return {"bug": str(bug.path), "status": "minimal", "nodes": gir.n_nodes, "trials": trials, "seconds": seconds}
+    if check.signature(best) != want:  # re-checked the way repro does (and rebuilds check.model)
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"the reduced graph lost the signature on re-check ({check.last})"}
+    _write_reduced(bug, best, check, gir.n_nodes, trials, seconds, want, lock)
+    return {"bug": str(bug.path), "status": "reduced", "nodes_before": gir.n_nodes, "nodes_after": best.gir.n_nodes,
+            "elements_before": total_elements(start), "elements_after": total_elements(best),
+            "trials": trials, "seconds": seconds}
+
+
+class Checker:
+    """Runs a candidate on the system and gives its signature (None: no bug, or not buildable), on the
+    one verdict path: judge -> float64 twins -> localize -> signature."""
+
+    def __init__(self, sandbox, meta, tolerances, opset):
+        self.sandbox, self.meta, self.tol, self.opset = sandbox, meta, tolerances, opset
+        self.last = ""
+        self.model = None      # the last candidate's Model, verdict and BugMeta (when a bug)
+        self.verdict = None
+        self.bug_meta = None
+
+    def signature(self, c):
+        from nnfuzz.errors import InternalError, NNFuzzError
+        from nnfuzz.materialize.model import build_model
+        from nnfuzz.triage.judging import bug_signature, judge_run, localize_meta, model_twins, replay_meta
+
+        try:
+            model = build_model(c.gir, 0, opset=self.opset, values=(c.weights, c.inputs))
+        except InternalError:
+            raise
+        except NNFuzzError as e:  # a candidate the exporter or the checks refuse: not this bug
+            self.last = f"not buildable: {type(e).__name__}: {e}"
+            return None
+        res = self.sandbox.run_model(model, c.inputs)
+        judged = judge_run(res, model.oracle.output, self.sandbox.backend_info.engine, self.tol, model.oracle,
+                           twins=lambda: model_twins(model))
+        self.last, self.model, self.verdict = judged.verdict.label, model, judged.verdict
+        if not judged.verdict.is_bug:
+            return None
+
+        def run(m, inputs):
+            r = self.sandbox.run_model(m, inputs)
+            return r.outputs if r.status == "ok" else None
+
+        self.bug_meta = replay_meta(self.meta, judged, res,
+                                    lambda: localize_meta(c.gir, c.weights, c.inputs, run, self.tol, self.opset))
+        return bug_signature(self.bug_meta, judged.verdict)
+
+
+def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, lock=None) -> None:
+    """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
+    it and swapped in, so an interruption leaves either the old or the new folder). meta.json and
+    err.log describe the reduced graph's run (``check``'s last one)."""
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.materialize.portable import model_payload
+    from nnfuzz.triage.bugstore import MODEL_FILES
+    from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
+    from nnfuzz.triage.judging import err_log
+    from nnfuzz.triage.meta import write_meta
+    from nnfuzz.triage.reduce import Candidate
+    from nnfuzz.triage.shrink import total_elements
+
+    original, model, v = GraphIR.loads(bug.gir_text), check.model, check.verdict
+    meta = check.bug_meta.replace(nodes=best.gir.n_nodes, ops=best.gir.op_names(), signature=want, reduced={
+        "nodes_before": before, "nodes_after": best.gir.n_nodes, "trials": trials,
+        "elements_before": total_elements(Candidate(original, {}, {})),
+        "elements_after": total_elements(best), "seconds": seconds})
+    old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
+    note = f"[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
+    writers = {
+        MODEL_FILES[bug.format]: write_bytes(model_payload(best.gir, best.weights, model.onnx, bug.format)),
+        "gir.json": write_bytes(best.gir.dumps().encode()),
+        "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
+        "meta.json": write_meta(meta),
+        "err.log": write_bytes(err_log(v).encode() + note),
+        **{f"original/{name}": _write_into_subfolder(data) for name, data in old.items()},
+    }
+    if (bug.path / "model").is_dir():  # a TF system's SavedModel: the reduced one, and the original kept
+        from nnfuzz.materialize.tensorflow.module import saved_model_writer
+
+        writers["model"] = saved_model_writer(best.gir.dumps(), best.weights)
+        writers["original/model"] = lambda path: shutil.copytree(bug.path / "model", path)
+    tmp_dest = bug.path.parent / f".{bug.path.name}.reduced"
+    shutil.rmtree(tmp_dest, ignore_errors=True)
+    write_folder_atomic(tmp_dest, writers)
+    aside = bug.path.parent / f".{bug.path.name}.before-reduce"
+    with lock or contextlib.nullcontext():  # while the number is free, no one else may take it
+        bug.path.rename(aside)
+        tmp_dest.rename(bug.path)
+    shutil.rmtree(aside)
+
+
+def _write_into_subfolder(data: bytes):
+    def write(path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    return write

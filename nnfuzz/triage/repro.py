@@ -1,0 +1,81 @@
+"""Replaying a saved bug (``nnfuzz repro``) on the one verdict path (triage/judging.py): the recorded
+inputs run on a system, the outputs are judged against the recorded reference (with its float64
+twins), an inconsistency is localized again, and the replay's signature is compared with the recorded
+one. A bug reproduces when both the symptom and the signature match; the same symptom with another
+signature is another bug ("fails differently").
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+REPRODUCED, NOT_REPRODUCED, OTHER_FAILURE = "reproduces", "does-not-reproduce", "fails-differently"
+
+
+@dataclasses.dataclass
+class Replay:
+    outcome: str                       # REPRODUCED | NOT_REPRODUCED | OTHER_FAILURE
+    verdict: object                    # verdict.Verdict of the replay
+    recorded_signature: str
+    signature: Optional[str]           # the replay's (None: no bug now)
+    version: str = ""                  # of the system that replayed it
+
+    def describe(self, recorded_symptom: str) -> str:
+        v = self.verdict
+        if self.outcome == REPRODUCED:
+            return "reproduces"
+        if self.outcome == NOT_REPRODUCED:
+            return f"does not reproduce ({v.label})"
+        return (f"fails differently ({v.label}, recorded {recorded_symptom}); signature now {self.signature!r}, "
+                f"recorded {self.recorded_signature!r}")
+
+
+def recorded_signature(bug) -> str:
+    """The bug's signature as the current dedup rules compute it from its meta.json and err.log (a
+    signature stored by an older nnfuzz may follow older rules)."""
+    from nnfuzz.triage.dedup import signature
+
+    err = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
+    return signature(bug.meta, err)
+
+
+def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
+    """Run ``bug`` on ``sandbox`` (started) and compare with what was recorded. ``same_system``: the
+    sandbox runs the recorded system (else the signature names another system and only the symptom
+    is compared)."""
+    from nnfuzz.materialize.model import ReferenceData
+    from nnfuzz.triage.bugstore import bug_payload
+    from nnfuzz.triage.judging import bug_signature, judge_run, replay_meta
+
+    info = sandbox.backend_info
+    res = sandbox.run(bug_payload(bug, sandbox.format, bug.meta.opset), bug.oracle["input"])
+    o = bug.oracle
+    ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
+    judged = judge_run(res, ref.output, info.engine, tolerances, ref)
+    v, want = judged.verdict, recorded_signature(bug)
+    if not v.is_bug:
+        return Replay(NOT_REPRODUCED, v, want, None, info.version)
+    now = replay_meta(bug.meta.replace(system=info.name), judged, res, _localizer(bug, sandbox, tolerances))
+    sig = bug_signature(now, v)
+    same = v.label == bug.meta.symptom and (sig == want or not same_system)
+    return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version)
+
+
+def _localizer(bug, sandbox, tolerances):
+    """The localization of the replayed inconsistency (None when the folder has no gir.json)."""
+    if bug.gir_text is None:
+        return None
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.bugstore import bug_weights
+    from nnfuzz.triage.judging import localize_meta
+
+    weights = bug_weights(bug)
+    if weights is None:
+        return None
+
+    def run(model, inputs):
+        r = sandbox.run_model(model, inputs)
+        return r.outputs if r.status == "ok" else None
+
+    return lambda: localize_meta(GraphIR.loads(bug.gir_text), weights, dict(bug.oracle["input"]), run, tolerances,
+                                 bug.meta.opset)
