@@ -12,6 +12,7 @@ from nnfuzz.gir import GraphIR
 from nnfuzz.materialize.values import all_finite, random_array
 
 JITTER_RUNS = 4  # jittered twin runs; their envelope (per element, the run furthest from the twin) is kept
+ROUNDING_RUNS, ROUNDING_ULPS = 4, 2  # twin runs with every op's outputs moved by 2 ulps (rounding)
 
 
 @dataclass
@@ -20,8 +21,9 @@ class ReferenceData:
 
     input: Dict[str, np.ndarray]
     output: Optional[Dict[str, np.ndarray]]
-    # the float64 twin's outputs (None if it could not run), and the twin's outputs with every value
-    # jittered by a few ulps of its dtype: together they tell precision noise and ill-conditioning from bugs
+    # the float64 twin's outputs (None if it could not run), and per output the envelopes (stacked: the
+    # coarse jitter's, then the rounding-level one's) of twin runs with every value moved by some ulps of
+    # its dtype: together they tell precision noise and ill-conditioning from bugs (see add_twins)
     output_f64: Optional[Dict[str, np.ndarray]] = None
     output_f64_jitter: Optional[Dict[str, np.ndarray]] = None
 
@@ -114,6 +116,15 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
 def add_twins(model: Model) -> Model:
     """Fill ``oracle.output_f64`` / ``output_f64_jitter`` (the float64 twin, plain and jittered).
 
+    ``output_f64_jitter[name]`` stacks two envelopes. The first, of ``JITTER_RUNS`` runs with every
+    value jittered by ``JITTER`` (how far another system's kernels may drift), sizes the allowance. The
+    second, of ``ROUNDING_RUNS`` runs with each op's outputs moved by ``ROUNDING_ULPS`` ulps up or down
+    (the rounding any system adds), marks the results the graph does not determine: those that
+    rounding alone moves beyond the tolerance. The first cannot show them: where a result jumps (an
+    fmod by a tiny computed divisor), the large jitter lands on a few arbitrary points of the jump's
+    range, which may all lie nearer the twin than a system's 1-ulp error lands (in
+    ``fmod(a, fmod(a, x - tanh(x)))`` it also scrambles the inner fmod, which narrows the outer's range).
+
     Only needed to judge a disagreement, so campaigns call it when a backend disagrees with the
     reference. Deterministic: the jitter is drawn from the model's seed."""
     import torch
@@ -127,11 +138,13 @@ def add_twins(model: Model) -> Model:
         with torch.no_grad():
             shadow = {n: t.numpy() for n, t in zip(gir.outputs, module.run_float64(*xs))}
             runs = [module.run_float64(*xs, jitter=rng) for _ in range(JITTER_RUNS)]
+            rounding = [module.run_float64(*xs, jitter=rng, ulps=ROUNDING_ULPS) for _ in range(ROUNDING_RUNS)]
     except RuntimeError as e:  # an op whose lowering insists on its dtype: judged without the twin, and said so
         model.twin_note = f"the float64 twin could not run: {type(e).__name__}: {str(e).strip()[:300]}"
         return model
     o.output_f64 = shadow
-    o.output_f64_jitter = {n: _envelope(shadow[n], [r[k].numpy() for r in runs]) for k, n in enumerate(gir.outputs)}
+    o.output_f64_jitter = {n: np.stack([_envelope(shadow[n], [r[k].numpy() for r in rs]) for rs in (runs, rounding)])
+                           for k, n in enumerate(gir.outputs)}
     return model
 
 

@@ -14,10 +14,30 @@ from nnfuzz.materialize.torch.ties import flip_ties
 from nnfuzz.materialize.values import to_torch
 
 
+ULP = {DType.float16: 2.0 ** -10, DType.bfloat16: 2.0 ** -7, DType.float32: 2.0 ** -23, DType.float64: 2.0 ** -52}
 # Relative jitter per dtype for the twin: several ulps for the half types, more for float32/float64, whose
 # kernels differ between systems by more than their tiny ulp (fusion, reassociation, fast-math paths).
-JITTER = {DType.float16: 8 * 2.0 ** -10, DType.bfloat16: 4 * 2.0 ** -7, DType.float32: 512 * 2.0 ** -23,
-          DType.float64: 2.0 ** 20 * 2.0 ** -52}
+JITTER = {DType.float16: 8 * ULP[DType.float16], DType.bfloat16: 4 * ULP[DType.bfloat16],
+          DType.float32: 512 * ULP[DType.float32], DType.float64: 2.0 ** 20 * ULP[DType.float64]}
+
+
+def _jitter_eps(dtype: DType, jitter, ulps, computed: bool) -> float:
+    """The relative jitter of a value of ``dtype``: none without ``jitter``; ``ulps`` ulps on op
+    outputs only when ``ulps`` is given; ``JITTER`` otherwise."""
+    if jitter is None or (ulps is not None and not computed):
+        return 0.0
+    return ulps * ULP.get(dtype, 0.0) if ulps is not None else JITTER.get(dtype, 0.0)
+
+
+def _jittered(t, eps: float, rng, rounding: bool):
+    """``t`` moved by a random relative amount up to ``eps``, plus up to ``eps / 8`` of the tensor's
+    largest magnitude: a result of cancellation (a tiny difference of large values) is only as exact as
+    its inputs. ``rounding``: by exactly ``eps`` of each value, up or down, and nothing absolute."""
+    u = torch.from_numpy(rng.uniform(-1.0, 1.0, size=(2,) + tuple(t.shape)))
+    if rounding:
+        return t * (1 + eps * torch.sign(u[0]))
+    scale = float(t.abs().nan_to_num(0.0, 0.0, 0.0).max())
+    return t * (1 + eps * u[0]) + (eps / 8) * scale * u[1]
 
 
 class GraphModule(torch.nn.Module):
@@ -35,7 +55,7 @@ class GraphModule(torch.nn.Module):
     def forward(self, *inputs):
         return self._run(inputs, check=False)
 
-    def run_float64(self, *inputs, jitter=None):
+    def run_float64(self, *inputs, jitter=None, ulps=None):
         """The same graph with every float op computed in float64 and every integer op in int64
         (explicit casts still round and wrap): the high-precision twin that tells numeric noise and
         integer overflow (undefined behaviour in C++ runtimes) from real disagreements.
@@ -44,18 +64,16 @@ class GraphModule(torch.nn.Module):
         relative amount up to ``JITTER[its dtype in the model]``, imitating another implementation's
         rounding at every step: where that changes a result (a comparison of near-equal values, a floor near an
         integer, an ill-conditioned op), the result is precision noise, not a bug.
+        ``ulps=n`` (with ``jitter``) instead moves each op's outputs by exactly n ulps of their dtype, up
+        or down (inputs and weights stay exact, as in every system): the rounding any implementation
+        adds at each step. A result that this moves beyond the tolerance is not determined by the graph
+        (see compare).
         """
-        def up(t, var):
+        def up(t, var, computed=False):
             if t.is_floating_point():
+                eps = _jitter_eps(self.gir.vars[var].dtype, jitter, ulps, computed)
                 t = t.double()
-                if jitter is not None and t.numel():
-                    # relative to each value, plus relative to the tensor's largest magnitude: a result
-                    # of cancellation (a tiny difference of large values) is only as exact as its inputs
-                    eps = JITTER.get(self.gir.vars[var].dtype, 0.0)
-                    u = torch.from_numpy(jitter.uniform(-1.0, 1.0, size=(2,) + tuple(t.shape)))
-                    scale = float(t.abs().nan_to_num(0.0, 0.0, 0.0).max())
-                    t = t * (1 + eps * u[0]) + (eps / 8) * scale * u[1]
-                return t
+                return _jittered(t, eps, jitter, rounding=ulps is not None) if eps and t.numel() else t
             return t if t.dtype in (torch.bool, torch.int64) else t.long()
 
         self._jitter_runs = getattr(self, "_jitter_runs", 0) + (jitter is not None)
@@ -69,7 +87,7 @@ class GraphModule(torch.nn.Module):
             if jitter is not None and inst.inputs:
                 outs = flip_ties(inst.op.name, args, outs, 4 * JITTER.get(self.gir.vars[inst.inputs[0]].dtype, 0.0),
                                  side=1 if self._jitter_runs % 2 else -1)
-            env.update((v, up(t, v)) for v, t in zip(inst.outputs, outs))
+            env.update((v, up(t, v, computed=True)) for v, t in zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 
     def run_checked(self, *inputs):
