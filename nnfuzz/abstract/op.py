@@ -56,6 +56,9 @@ class AbsOpBase:
     # None: every system is offered the op. "tf": an op TF has and the core set lacks, offered to systems
     # whose models are all built with TF lowerings (and wherever mgen.include names it)
     dialect: ClassVar[Optional[str]] = None
+    # input index -> the Domain (nnfuzz/abstract/domain.py) every element of that input must lie in; the
+    # generator's range check and the value search's loss are both derived from it
+    domains: ClassVar[Dict[int, "Domain"]] = {}
 
     # ---- filled on class creation -----------------------------------------------------------
     name: ClassVar[str]
@@ -346,6 +349,8 @@ def op_from_json(data: dict) -> AbsOpBase:
 
 def load_builtin_ops() -> Dict[str, type]:
     """Import nnfuzz's own operator library (idempotent) and return the registry."""
-    import nnfuzz.abstract.ops  # noqa: F401  (registers on import)
+    from nnfuzz.ops import load_aspect
+
+    load_aspect("spec")  # registers on import
 
     return OP_REGISTRY

@@ -7,8 +7,9 @@ A ``VRange`` over-approximates where a tensor's elements lie (``lo <= every elem
 under-approximates facts that hold for *some* element (``min_ub``: some element is at most it;
 ``max_lb``: some element is at least it; ``zero``: some element is exactly 0). Ops register
 ``@value_range(OpClass)`` rules (``fn(op, ranges, tensors) -> VRange | [VRange]``, default: nothing
-known) and ``domain(OpClass, index, ...)`` declarations (every element of that input must lie in
-the domain). ``infeasible`` says when a domain cannot hold; ``propagate`` gives the outputs' ranges.
+known), in their family's ``nnfuzz/ops/<family>/ranges.py``; an op class's ``domains``
+(``nnfuzz/abstract/domain.py``) say where every element of an input must lie. ``infeasible`` says
+when a domain cannot hold; ``propagate`` gives the outputs' ranges.
 Both are sound: an op without rules only loses precision, never rejects a feasible graph.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional
 
+from nnfuzz.abstract.domain import Domain  # noqa: F401  (re-exported: rules and tests use it)
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.optable import OpTable
 
@@ -65,41 +67,54 @@ def for_dtype(dt: DType) -> VRange:
     return UNIT if dt is DType.bool else UNKNOWN
 
 
-@dataclass(frozen=True)
-class Domain:
-    """Every element must lie in lo..hi (open ends exclude the bound); ``nonzero`` excludes 0."""
-    lo: float = -INF
-    hi: float = INF
-    lo_open: bool = False
-    hi_open: bool = False
-    nonzero: bool = False
-
-    def violated_by(self, r: VRange) -> Optional[str]:
-        below = (lambda x: x <= self.lo) if self.lo_open else (lambda x: x < self.lo)
-        above = (lambda x: x >= self.hi) if self.hi_open else (lambda x: x > self.hi)
-        if below(r.hi) or above(r.lo):
-            return f"every element is outside {self}"
-        if below(r.some_le) or above(r.some_ge):
-            return f"some element is always outside {self}"
-        if self.nonzero and (r.has_zero or r.lo == r.hi == 0):
-            return "some element is always 0"
-        return None
-
-    def __str__(self) -> str:
-        if self.nonzero:
-            return "x != 0"
-        return f"{'(' if self.lo_open else '['}{self.lo}, {self.hi}{')' if self.hi_open else ']'}"
+ZERO = VRange(0.0, 0.0, 0.0, 0.0, True)
 
 
-RANGE_RULES = OpTable()
-DOMAINS = OpTable()      # op class -> [(input index, Domain)]
-SAME_INPUTS = OpTable()  # binary op -> its output range when both inputs are one tensor
+def _at(fn, x: float) -> float:
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        return float(fn(np.float64(x)))
+
+
+def monotone(fn, lo: float = -INF, hi: float = INF, decreasing: bool = False):
+    """The rule of an elementwise ``fn(op, x)`` monotone over the reals, with image within [lo, hi]."""
+    def clip(v, fallback):
+        return fallback if math.isnan(v) else min(max(v, lo), hi)
+
+    def rule(op, rs, ts):
+        r = rs[0]
+        f = (lambda x: _at(lambda v: fn(op, v), x))
+        a, b = clip(f(r.lo), lo), clip(f(r.hi), hi)
+        m, M = f(r.min_ub), f(r.max_lb)
+        if decreasing:
+            a, b = clip(f(r.hi), lo), clip(f(r.lo), hi)
+            m, M = f(r.max_lb), f(r.min_ub)
+        out = VRange(a, b, INF if math.isnan(m) else m, -INF if math.isnan(M) else M)
+        if r.has_zero:
+            z = f(0.0)
+            out = out if math.isnan(z) else out.hull(z)
+        return out
+
+    return rule
+
+
+def numel(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= int(d)
+    return n
+
+
+def subset(op, rs, ts) -> VRange:
+    """The rule of an op whose output elements are some of its first input's (a slice, a max pool,
+    a nearest resize, ...): within its bounds, and nothing known about which elements stay."""
+    return rs[0].interval()
+
+
+RANGE_RULES = OpTable("value-range rule")
+SAME_INPUTS = OpTable("same-input range")  # binary op -> its output range when both inputs are one tensor
 value_range = RANGE_RULES.register
-
-
-def domain(*op_classes, index: int = 0, **bounds) -> None:
-    for cls in op_classes:
-        DOMAINS.setdefault(cls, []).append((index, Domain(**bounds)))
 
 
 def _lookup(table: OpTable, cls):
@@ -109,7 +124,7 @@ def _lookup(table: OpTable, cls):
 
 def infeasible(op, ranges: List[VRange]) -> Optional[str]:
     """Why no values can put ``op``'s inputs in its domain (None: it may be possible)."""
-    for index, dom in _lookup(DOMAINS, type(op)) or ():
+    for index, dom in type(op).domains.items():
         if index < len(ranges):
             why = dom.violated_by(ranges[index])
             if why:
@@ -138,4 +153,6 @@ def _load() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        import nnfuzz.abstract.ops.value_ranges  # noqa: F401
+        from nnfuzz.ops import load_aspect
+
+        load_aspect("ranges")

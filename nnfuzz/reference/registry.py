@@ -14,7 +14,7 @@ from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import OpDefinitionError
 
-EVALS = OpTable()
+EVALS = OpTable("numpy eval")
 evaluates = EVALS.register
 
 
@@ -80,4 +80,6 @@ def _load() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        import nnfuzz.reference.ops  # noqa: F401
+        from nnfuzz.ops import load_aspect
+
+        load_aspect("numpy")

@@ -5,7 +5,7 @@ from exported_ops import ExportedLogSigmoid
 from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
-from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.reference.registry import evaluates

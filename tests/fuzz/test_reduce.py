@@ -7,8 +7,8 @@ import pytest
 from exported_ops import ExportedLogSigmoid
 
 from nnfuzz.abstract import AbsTensor, DType
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.ops.elementwise import spec as E
+from nnfuzz.ops.select import spec as S
 from nnfuzz.cli import main
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.triage.bugstore import BugStore, load_bug
@@ -97,7 +97,7 @@ def test_reduce_rejects_bad_arguments(tmp_path, capsys):
 def test_shrink_minimises_shapes_and_attributes_under_the_constraints():
     """With a predicate that always holds, every dimension and size attribute goes to its minimum
     while the graph stays valid (GraphIR.check runs on the result)."""
-    from nnfuzz.abstract.ops import conv as CV
+    from nnfuzz.ops.conv import spec as CV
     from nnfuzz.materialize.model import random_values
     from nnfuzz.triage.reduce import Candidate
     from nnfuzz.triage.shrink import shrink, total_elements

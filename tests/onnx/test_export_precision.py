@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nnfuzz.abstract import AbsTensor, DType
-from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model
 

@@ -5,12 +5,12 @@ import math
 
 import numpy as np
 
-from nnfuzz.abstract.ops import conv as C
-from nnfuzz.abstract.ops import linear as L
-from nnfuzz.abstract.ops import norm as N
-from nnfuzz.abstract.ops import pool as P
-from nnfuzz.abstract.ops import reduce as R
-from nnfuzz.abstract.ops import resize as RS
+from nnfuzz.ops.conv import spec as C
+from nnfuzz.ops.linear import spec as L
+from nnfuzz.ops.norm import spec as N
+from nnfuzz.ops.pool import spec as P
+from nnfuzz.ops.reduce import spec as R
+from nnfuzz.ops.resize import spec as RS
 from nnfuzz.reference import eval_op
 
 

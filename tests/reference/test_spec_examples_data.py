@@ -4,11 +4,11 @@ dtype and shape."""
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import binary as B
-from nnfuzz.abstract.ops import combine as C
-from nnfuzz.abstract.ops import layout as L
-from nnfuzz.abstract.ops import pad as P
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.combine import spec as C
+from nnfuzz.ops.layout import spec as L
+from nnfuzz.ops.pad import spec as P
+from nnfuzz.ops.select import spec as S
 from nnfuzz.reference import eval_op
 
 

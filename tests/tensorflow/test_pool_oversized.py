@@ -10,9 +10,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from nnfuzz.abstract import AbsTensor, DType  # noqa: E402
-from nnfuzz.abstract.ops import pool as P  # noqa: E402
+from nnfuzz.ops.pool import spec as P  # noqa: E402
 from nnfuzz.materialize.tensorflow.lowering import tf_lowering_for  # noqa: E402
-from nnfuzz.materialize.tensorflow.ops.pool import _oversized  # noqa: E402
+from nnfuzz.ops.pool.tf import _oversized  # noqa: E402
 from nnfuzz.materialize.torch.lowering import run_op  # noqa: E402
 from nnfuzz.materialize.values import to_torch  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The TF-only ops (nnfuzz/abstract/ops/tfonly.py): offered to TF campaigns only, and converted by the real
+"""The TF-only ops (nnfuzz/ops/tfonly/): offered to TF campaigns only, and converted by the real
 TFLite backend into models that agree with the torch reference."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import torch
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
 
-from nnfuzz.abstract.ops.tfonly import DivNoNan  # noqa: E402
+from nnfuzz.ops.tfonly.spec import DivNoNan  # noqa: E402
 from nnfuzz.backends import get_backend  # noqa: E402
 from nnfuzz.errors import ConstraintError  # noqa: E402
 from nnfuzz.generate import GenPolicy, generate_graph  # noqa: E402

@@ -1,17 +1,19 @@
-"""Domain losses (nnfuzz/materialize/torch/losses.py): zero on safe inputs, positive on unsafe ones,
-and a gradient that moves unsafe inputs towards the safe region."""
+"""Domain losses (nnfuzz/materialize/torch/losses.py, derived from the specs' domains, plus the ones
+registered in nnfuzz/ops/<family>/search.py): zero on safe inputs, positive on unsafe ones, and a
+gradient that moves unsafe inputs towards the safe region."""
 import math
 
 import pytest
 import torch
 
+from nnfuzz.abstract import AbsOpBase, AbsTensor, load_builtin_ops
+from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import binary as B
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import select as S
-from nnfuzz.abstract.ops import tfonly as T
-from nnfuzz.materialize.torch.losses import (DOMAIN_LOSSES, away_from_zero, int_overflow, loss_for,
-                                             magnitude_loss)
+from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.elementwise import spec as E
+from nnfuzz.ops.select import spec as S
+from nnfuzz.ops.tfonly import spec as T
+from nnfuzz.materialize.torch.losses import away_from_zero, int_overflow, loss_for, magnitude_loss
 
 F16, F32, F64 = DType.float16, DType.float32, DType.float64
 I8, I32, U8 = DType.int8, DType.int32, DType.uint8
@@ -79,7 +81,8 @@ def loss(op, xs, dtypes):
 
 
 def test_every_registered_loss_is_covered():
-    assert set(CASES) == set(DOMAIN_LOSSES), "a domain loss without a test (or a test without a loss)"
+    with_loss = {c for c in load_builtin_ops().values() if c.__module__.startswith("nnfuzz.ops.") and loss_for(c)}
+    assert set(CASES) == with_loss, "a domain loss without a test (or a test without a loss)"
     for cls, params in CASES.items():
         assert params and all(type(p.values[0]) is cls for p in params)
 
@@ -152,8 +155,27 @@ def test_loss_for_walks_the_mro():
     class MyLog(E.Log):
         pass
 
-    assert loss_for(MyLog) is loss_for(E.Log) is DOMAIN_LOSSES[E.Log]
+    xs = tensors([[-1.0, 0.5]])
+    assert float(loss_for(MyLog)(MyLog(), xs, [F32])) == float(loss_for(E.Log)(E.Log(), xs, [F32])) > 0.0
     assert loss_for(E.Relu) is None
+
+
+class HalfOpenUnit(AbsOpBase, abstract=True):  # (abstract: kept out of the op registry)
+    """A user's op that states only its domain: [-1, 1) on input 0, non-zero input 1."""
+    in_dtypes = [(DType.float32, DType.float32)]
+    out_dtypes = [(DType.float32,)]
+    domains = {0: Domain(lo=-1.0, hi=1.0, hi_open=True), 1: Domain(nonzero=True)}
+
+    def type_transfer(self, inputs):
+        return [AbsTensor(inputs[0].shape, inputs[0].dtype)]
+
+
+@pytest.mark.parametrize("x,y,bad", [(0.5, 2.0, False), (-1.0, -3.0, False), (1.0, 2.0, True),
+                                     (0.9995, 2.0, True), (-1.5, 2.0, True), (0.0, 0.0, True)])
+def test_a_declared_domain_alone_gives_the_loss(x, y, bad):
+    """The loss is derived from ``domains``: an open bound keeps one margin (1e-3 in float32) away."""
+    out = loss_for(HalfOpenUnit)(None, tensors([[x], [y]]), [F32, F32])
+    assert (float(out) > 0.0) is bad
 
 
 # ---- int_overflow --------------------------------------------------------------------------

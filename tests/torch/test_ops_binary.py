@@ -4,7 +4,7 @@ from oputil import check_op as check, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ops import binary as B
+from nnfuzz.ops.binary import spec as B
 from nnfuzz.abstract.tensor import AbsTensor
 
 OPS = sorted(

@@ -4,7 +4,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import conv as C
+from nnfuzz.ops.conv import spec as C
 from nnfuzz.abstract.tensor import AbsTensor
 
 DTYPES = [row[0] for row in C.Conv2d.in_dtypes]

@@ -5,7 +5,7 @@ from oputil import check_op as check, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.abstract.tensor import AbsTensor
 
 OPS = sorted(

@@ -3,7 +3,7 @@ import pytest
 from oputil import check, has_false, solve_concrete
 
 from nnfuzz.abstract.dtype import DTYPE_ALL, DType
-from nnfuzz.abstract.ops import layout as L
+from nnfuzz.ops.layout import spec as L
 from nnfuzz.abstract.tensor import AbsTensor
 
 OK = ("ok", "unsupported")

@@ -4,7 +4,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import linear as L
+from nnfuzz.ops.linear import spec as L
 from nnfuzz.abstract.tensor import AbsTensor
 
 DTYPES = [row[0] for row in L.MatMul.in_dtypes]

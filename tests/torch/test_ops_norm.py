@@ -4,7 +4,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import norm as N
+from nnfuzz.ops.norm import spec as N
 from nnfuzz.abstract.tensor import AbsTensor
 
 

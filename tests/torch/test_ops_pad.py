@@ -3,7 +3,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import pad as P
+from nnfuzz.ops.pad import spec as P
 from nnfuzz.abstract.tensor import AbsTensor
 
 OK = ("ok", "unsupported")
@@ -109,7 +109,7 @@ def test_export_is_static_so_a_later_squeeze_stays_a_squeeze(pad):
     import onnx
     import torch
 
-    from nnfuzz.abstract.ops.layout import Squeeze
+    from nnfuzz.ops.layout.spec import Squeeze
     from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
     from nnfuzz.materialize.torch.lowering import run_op
 

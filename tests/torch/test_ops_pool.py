@@ -2,7 +2,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import pool as P
+from nnfuzz.ops.pool import spec as P
 from nnfuzz.abstract.tensor import AbsTensor
 
 

@@ -6,7 +6,7 @@ from oputil import check_op as check, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ops import reduce as R
+from nnfuzz.ops.reduce import spec as R
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError
 

@@ -3,7 +3,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import resize as R
+from nnfuzz.ops.resize import spec as R
 from nnfuzz.abstract.tensor import AbsTensor
 
 OK = ("ok", "unsupported")

@@ -3,7 +3,7 @@ import z3
 from oputil import check_op as check, solve_concrete
 
 from nnfuzz.abstract.dtype import DTYPE_ALL, DType
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.ops.select import spec as S
 from nnfuzz.abstract.tensor import AbsTensor
 
 

@@ -3,7 +3,7 @@ from oputil import check_op as check, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ops import tfonly as T
+from nnfuzz.ops.tfonly import spec as T
 from nnfuzz.abstract.tensor import AbsTensor
 
 OPS = sorted(

@@ -3,9 +3,9 @@ import pytest
 import torch
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ops import binary as B
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.elementwise import spec as E
+from nnfuzz.ops.select import spec as S
 from nnfuzz.materialize.torch.lowering import lowering_for
 from nnfuzz.materialize.torch.proxy import PROXY_SLOPES, apply_proxies, proxy_for
 

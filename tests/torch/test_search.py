@@ -5,9 +5,9 @@ from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY, AbsOpBase, AbsTensor, DType
 from nnfuzz.abstract.op import ranks
-from nnfuzz.abstract.ops import binary as B
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.elementwise import spec as E
+from nnfuzz.ops.select import spec as S
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model, random_values
 from nnfuzz.materialize.search import SearchConfig, search_values

@@ -1,4 +1,4 @@
-"""Value ranges (nnfuzz/abstract/ranges.py) and the built-in rules (nnfuzz/abstract/ops/value_ranges.py):
+"""Value ranges (nnfuzz/abstract/ranges.py) and the built-in rules (nnfuzz/ops/<family>/ranges.py, domains on the specs):
 the unary rules are sound against the torch lowerings, the infeasible examples are infeasible, the
 feasible ones are not, and the generator never builds a graph the analysis rejects."""
 import itertools
@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
-from nnfuzz.abstract.ops import binary as B
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import layout as L
-from nnfuzz.abstract.ops import norm as N
-from nnfuzz.abstract.ops import reduce as R
-from nnfuzz.abstract.ops import select as S
-from nnfuzz.abstract.ops import tfonly as T
-from nnfuzz.abstract.ranges import (DOMAINS, INF, RANGE_RULES, SAME_INPUTS, UNKNOWN, Domain, VRange, _load,
+from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.elementwise import spec as E
+from nnfuzz.ops.layout import spec as L
+from nnfuzz.ops.norm import spec as N
+from nnfuzz.ops.reduce import spec as R
+from nnfuzz.ops.select import spec as S
+from nnfuzz.ops.tfonly import spec as T
+from nnfuzz.abstract.ranges import (INF, RANGE_RULES, SAME_INPUTS, UNKNOWN, Domain, VRange, _load,
                                     for_dtype, infeasible, propagate)
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.generate import generate_graph
@@ -65,7 +65,7 @@ def test_unary_ops_are_collected():
 
 
 def _in_domain(op, x: float) -> bool:
-    for index, dom in DOMAINS.get(type(op), ()):
+    for index, dom in type(op).domains.items():
         if index != 0:
             continue
         if dom.nonzero and x == 0:
@@ -151,7 +151,7 @@ def test_tf_binary_rule_is_sound(op, a, b):
     assert out.lo <= out.hi
     z = run_op(op, torch.tensor(xs, dtype=torch.float64)[:, None], torch.tensor(ys, dtype=torch.float64))[0]
     z = z.numpy()
-    y_ok = np.array([all(not (d.nonzero and v == 0) for i, d in DOMAINS.get(type(op), ()) if i == 1) for v in ys])
+    y_ok = np.array([all(not (d.nonzero and v == 0) for i, d in type(op).domains.items() if i == 1) for v in ys])
     if infeasible(op, [ra, rb]) is not None:
         assert not y_ok.all(), f"{op.name} called infeasible on {ra}, {rb}, but {ys} all lie in its domain"
     for v in z[:, y_ok][np.isfinite(z[:, y_ok])]:
@@ -389,7 +389,7 @@ def test_generated_graphs_are_never_infeasible(graphs):
     bad = [(s, why) for s, g in zip(SEEDS, graphs[True]) if (why := _first_infeasible(g))]
     assert not bad, bad
     # not vacuous: the graphs do hold ops with a domain
-    assert sum(type(i.op) in DOMAINS for g in graphs[True] for i in g.insts) >= 20
+    assert sum(bool(i.op.domains) for g in graphs[True] for i in g.insts) >= 20
 
 
 def test_without_value_ranges_some_graph_is_infeasible(graphs):

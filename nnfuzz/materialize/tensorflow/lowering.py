@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from nnfuzz.abstract.optable import OpTable
 
-TF_LOWERINGS = OpTable()
+TF_LOWERINGS = OpTable("TensorFlow lowering")
 tf_lowers = TF_LOWERINGS.register
 
 # Built-in ops TF cannot express faithfully: op name -> why (the lowering tests check this list).
@@ -66,4 +66,6 @@ def _load_builtin() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        import nnfuzz.materialize.tensorflow.ops  # noqa: F401
+        from nnfuzz.ops import load_aspect
+
+        load_aspect("tf")

@@ -11,7 +11,7 @@ from typing import Callable, Optional
 from nnfuzz.abstract.optable import OpTable
 from nnfuzz.errors import OpDefinitionError
 
-LOWERINGS = OpTable()
+LOWERINGS = OpTable("torch lowering")
 lowers = LOWERINGS.register
 
 
@@ -59,4 +59,6 @@ def load_builtin_lowerings() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        import nnfuzz.materialize.torch.ops  # noqa: F401
+        from nnfuzz.ops import load_aspect
+
+        load_aspect("torch")

@@ -17,15 +17,20 @@ from typing import List, Optional
 
 import torch
 
-from nnfuzz.abstract.ops import binary as B
 from nnfuzz.abstract.optable import OpTable
-from nnfuzz.abstract.ops import elementwise as E
-from nnfuzz.abstract.ops import reduce as R
-from nnfuzz.abstract.ops import select as S
+from nnfuzz.errors import OpDefinitionError
 
 # op class -> (slope, replace): the added straight-through gradient, and whether it replaces the
 # op's own (wrong-signed or vanishing) gradient or adds to it
-PROXY_SLOPES = OpTable()
+PROXY_SLOPES = OpTable("proxy slope")
+# op class -> fn(op, outs, xs, args) -> one float64 surrogate (or None) per output of an op with
+# integer/bool outputs; ``xs`` are the inputs' float64 views. Default: ``lowered``.
+SURROGATES = OpTable("surrogate")
+surrogate = SURROGATES.register
+# op class -> fn(op, out, args, softs) -> ``out`` (a float output of an op with integer/bool inputs)
+# carrying the gradient of those inputs' surrogates. Default: ``out`` as it is.
+SOFT_FLOATS = OpTable("soft float")
+soft_float = SOFT_FLOATS.register
 
 
 def proxy_gradient(*op_classes, slope: float = 1.0, replace: bool = False) -> None:
@@ -35,17 +40,15 @@ def proxy_gradient(*op_classes, slope: float = 1.0, replace: bool = False) -> No
         PROXY_SLOPES[cls] = (slope, replace)
 
 
-# stepped, or not monotonic (mish, silu and gelu fall left of their minimum and would pull values
-# further left): follow the identity instead
-proxy_gradient(E.Floor, E.Ceil, E.Round, E.Sign, E.Mish, E.Silu, E.Gelu, E.HardSwish, slope=1.0, replace=True)
-# flat outside a region, or saturating (a vanishing gradient, exactly zero in float16): a leak
-proxy_gradient(E.Relu, E.Relu6, S.Clip, E.HardSigmoid, E.Hardshrink, E.Softshrink, E.Sigmoid, E.Tanh,
-               E.Softsign, E.Erf, E.Atan, E.LogSigmoid, E.Softplus, E.Elu, E.Celu, E.Selu, E.Tanhshrink,
-               slope=0.1)
-
-
 def proxy_for(cls) -> Optional[tuple]:
+    _load()
     return PROXY_SLOPES.lookup(cls)
+
+
+def _load() -> None:
+    from nnfuzz.ops import load_aspect
+
+    load_aspect("search")
 
 
 def with_proxy(out: torch.Tensor, x: torch.Tensor, proxy: tuple) -> torch.Tensor:
@@ -60,11 +63,6 @@ def plus_leak(out: torch.Tensor, x: torch.Tensor, slope: float) -> torch.Tensor:
     """``out`` with ``slope`` added to its gradient w.r.t. ``x``; bit-identical values (``-0.0 + 0.0`` is
     ``+0.0``, so the zero is subtracted: ``-0.0 - 0.0`` stays ``-0.0``)."""
     return out - (slope * (x.detach() - x)).to(out.dtype)
-
-
-_GREATER = (B.Greater, B.GreaterEqual)
-_LESS = (B.Less, B.LessEqual)
-_NO_SURROGATE = (R.ArgMax, R.ArgMin, E.IsNan, E.IsInf)
 
 
 def soft(t: torch.Tensor, s: Optional[torch.Tensor]) -> torch.Tensor:
@@ -104,45 +102,40 @@ def apply_proxies(op, fn, args: List[torch.Tensor], softs: List[Optional[torch.T
 
 def _float_from_soft(op, out, args, softs):
     """A float output of an op with integer/bool inputs: pass their surrogates' gradient on."""
-    if isinstance(op, S.Cast) and softs[0] is not None:
-        return out + (softs[0] - softs[0].detach()).to(out.dtype)
-    if isinstance(op, S.Where) and softs[0] is not None:
-        c = softs[0]
-        return out + ((c - c.detach()) * (soft(args[1], softs[1]) - soft(args[2], softs[2])).detach()).to(out.dtype)
-    return out
+    fn = SOFT_FLOATS.lookup(type(op))
+    return out if fn is None else fn(op, out, args, softs)
 
 
 def _surrogates(op, outs, args, softs) -> List[Optional[torch.Tensor]]:
     """Float64 surrogates of an op's outputs (None where none makes sense)."""
-    if isinstance(op, _NO_SURROGATE):
-        return [None] * len(outs)
+    _load()
     xs = [soft(a, s) for a, s in zip(args, softs)]
-    hard = outs[0]
-    if isinstance(op, _GREATER + _LESS + (B.Equal,)):
-        a, b = xs
-        d = a - b if isinstance(op, _GREATER) else b - a if isinstance(op, _LESS) else -(a - b).abs()
-        return [anchored(hard, torch.sigmoid(d))]
-    if isinstance(op, (B.And, B.Or, B.Xor, B.Not)):
-        if isinstance(op, B.Not):
-            return [anchored(hard, 1 - xs[0])]
-        p, q = xs
-        f = p * q if isinstance(op, B.And) else p + q - p * q if isinstance(op, B.Or) else p + q - 2 * p * q
-        return [anchored(hard, f)]
-    if isinstance(op, S.Cast):
-        if hard.dtype == torch.bool:
-            return [anchored(hard, torch.tanh(xs[0].abs()))]
-        return [anchored(hard, xs[0])]  # truncation and wrapping follow the identity
-    if isinstance(op, S.Where):
-        c, x, y = xs
-        return [torch.where(args[0], x, y) + (c - c.detach()) * (x - y).detach()]
-    # any other op: its lowering on the surrogates, i.e. its exact result with their gradients
+    fn = SURROGATES.lookup(type(op))
+    return (lowered if fn is None else fn)(op, outs, xs, args)
+
+
+def no_surrogate(op, outs, xs, args) -> list:
+    """For ops whose integer outputs are not a function of their inputs' values one can follow
+    (indices of a maximum, NaN/Inf flags): no surrogate, and no overflow to check."""
+    return [None] * len(outs)
+
+
+def lowered(op, outs, xs, args) -> list:
+    """The default surrogate: the op's lowering on its inputs' surrogates, i.e. its exact result
+    with their gradients (and, for an integer op, the exact value that tells an overflow). An op
+    whose lowering cannot run on float64 surrogates registers ``@surrogate(Op)`` (e.g.
+    ``no_surrogate``); a lowering that raises here is an error in the op's definition."""
     try:
         out = _lowering(op)(op, *xs)
-    except (RuntimeError, TypeError, ValueError):
-        return [None] * len(outs)
+    except Exception as e:
+        raise OpDefinitionError(
+            f"the torch lowering of {op!r} raised {type(e).__name__}: {e} on the float64 surrogates of its "
+            f"integer/bool inputs (the value search's overflow check); register a surrogate for it with "
+            f"@surrogate({op.name}) from nnfuzz.materialize.torch.proxy (no_surrogate: no overflow check)") from e
     res = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(res) != len(outs):
-        return [None] * len(outs)
+        raise OpDefinitionError(f"the torch lowering of {op!r} gave {len(res)} outputs on float64 surrogates "
+                                f"and {len(outs)} on its inputs")
     px = proxy_for(type(op))
     sur = []
     for r, h in zip(res, outs):

@@ -2,14 +2,22 @@
 jump points, sign near zero. Jittered twin runs alternate the side of every near tie (``side`` is
 +1 or -1), so across runs the oracle sees both results there and treats them as precision noise.
 
-Keyed by op name; ``fn(inputs, out, margin, side) -> out``.
+A tie rule is ``fn(inputs, out, margin, side) -> out``, registered per op class with
+``@tie_rule(OpClass, ...)`` (or ``tie_rule(OpClass)(fn)``) in the family's
+``nnfuzz/ops/<family>/search.py``; ``compare`` and ``shifted`` build the common ones.
 """
 from __future__ import annotations
 
 import torch
 
+from nnfuzz.abstract.optable import OpTable
 
-def _compare(xs, out, eps, side):
+TIES = OpTable("tie rule")
+tie_rule = TIES.register
+
+
+def compare(xs, out, eps, side):
+    """A comparison: near-equal operands give ``side > 0``."""
     a, b = torch.broadcast_tensors(xs[0], xs[1])
     if not a.is_floating_point():
         return out
@@ -18,26 +26,20 @@ def _compare(xs, out, eps, side):
     return torch.where(near, torch.full_like(out, side > 0), out)
 
 
-def _shifted(fn):
-    """Evaluate a step function just left or right of its input (by a margin relative to |x|)."""
+def shifted(fn):
+    """A step function ``fn`` evaluated just left or right of its input (by a margin relative to |x|)."""
     def apply(xs, out, eps, side):
         x = xs[0]
         return fn(x + side * eps * (x.abs() + 1.0)).to(out.dtype)
     return apply
 
 
-TIES = {
-    **{name: _compare for name in ("Equal", "Less", "LessEqual", "Greater", "GreaterEqual")},
-    "Floor": _shifted(torch.floor),
-    "Ceil": _shifted(torch.ceil),
-    "Round": _shifted(torch.round),
-    "Sign": lambda xs, out, eps, side: torch.sign(
-        xs[0] + side * eps * (xs[0].abs().max() + 1e-30)).to(out.dtype),
-}
+def flip_ties(op, xs, outs, eps: float, side: int):
+    """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule)."""
+    from nnfuzz.ops import load_aspect
 
-
-def flip_ties(name: str, xs, outs, eps: float, side: int):
-    fn = TIES.get(name)
+    load_aspect("search")
+    fn = TIES.lookup(type(op))
     if fn is None or not xs or not xs[0].is_floating_point():
         return outs
     return [fn(xs, outs[0], eps, side)] + list(outs[1:])

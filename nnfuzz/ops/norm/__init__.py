@@ -1,0 +1,1 @@
+"""The norm operator family: one module per aspect (see nnfuzz/ops/__init__.py)."""

@@ -1,0 +1,1 @@
+"""The pad operator family: one module per aspect (see nnfuzz/ops/__init__.py)."""
