@@ -118,12 +118,12 @@ def add_twins(model: Model) -> Model:
 
     ``output_f64_jitter[name]`` stacks two envelopes. The first, of ``JITTER_RUNS`` runs with every
     value jittered by ``JITTER`` (how far another system's kernels may drift), sizes the allowance. The
-    second, of ``ROUNDING_RUNS`` runs with each op's outputs moved by ``ROUNDING_ULPS`` ulps up or down
-    (the rounding any system adds), marks the results the graph does not determine: those that
-    rounding alone moves beyond the tolerance. The first cannot show them: where a result jumps (an
-    fmod by a tiny computed divisor), the large jitter lands on a few arbitrary points of the jump's
-    range, which may all lie nearer the twin than a system's 1-ulp error lands (in
-    ``fmod(a, fmod(a, x - tanh(x)))`` it also scrambles the inner fmod, which narrows the outer's range).
+    second, of ``ROUNDING_RUNS`` runs with each op's outputs moved by ``ROUNDING_ULPS`` ulps (the
+    rounding any system adds), marks the values the graph does not determine: those that rounding
+    alone moves beyond the tolerance, which compare allows a far wider margin. The first cannot show
+    them: where a value jumps (an fmod by a tiny computed divisor), the large jitter lands on a few
+    arbitrary points of the jump's range, which may all lie nearer the twin than a system's 1-ulp error
+    lands (in ``fmod(a, fmod(a, x - tanh(x)))`` it also scrambles the inner fmod, narrowing the outer's range).
 
     Only needed to judge a disagreement, so campaigns call it when a backend disagrees with the
     reference. Deterministic: the jitter is drawn from the model's seed."""

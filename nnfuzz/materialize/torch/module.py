@@ -30,14 +30,12 @@ def _jitter_eps(dtype: DType, jitter, ulps, computed: bool) -> float:
 
 
 def _jittered(t, eps: float, rng, rounding: bool):
-    """``t`` moved by a random relative amount up to ``eps``, plus up to ``eps / 8`` of the tensor's
-    largest magnitude: a result of cancellation (a tiny difference of large values) is only as exact as
-    its inputs. ``rounding``: by exactly ``eps`` of each value, up or down, and nothing absolute."""
+    """``t`` moved by a random relative amount up to ``eps`` (``rounding``: by exactly ``eps``, up or
+    down), plus up to ``eps / 8`` of the tensor's largest magnitude: a result of cancellation (a tiny
+    difference of large values, also inside one op such as x - tanh(x)) is only as exact as its inputs."""
     u = torch.from_numpy(rng.uniform(-1.0, 1.0, size=(2,) + tuple(t.shape)))
-    if rounding:
-        return t * (1 + eps * torch.sign(u[0]))
     scale = float(t.abs().nan_to_num(0.0, 0.0, 0.0).max())
-    return t * (1 + eps * u[0]) + (eps / 8) * scale * u[1]
+    return t * (1 + eps * (torch.sign(u[0]) if rounding else u[0])) + (eps / 8) * scale * u[1]
 
 
 class GraphModule(torch.nn.Module):
@@ -64,10 +62,10 @@ class GraphModule(torch.nn.Module):
         relative amount up to ``JITTER[its dtype in the model]``, imitating another implementation's
         rounding at every step: where that changes a result (a comparison of near-equal values, a floor near an
         integer, an ill-conditioned op), the result is precision noise, not a bug.
-        ``ulps=n`` (with ``jitter``) instead moves each op's outputs by exactly n ulps of their dtype, up
-        or down (inputs and weights stay exact, as in every system): the rounding any implementation
-        adds at each step. A result that this moves beyond the tolerance is not determined by the graph
-        (see compare).
+        ``ulps=n`` (with ``jitter``) instead moves each op's outputs by n ulps of their dtype (up or
+        down, plus the absolute part below) and leaves inputs and weights exact, as they are in every
+        system: the rounding any implementation adds at each step. A result that this moves beyond the
+        tolerance is not determined by the graph, only its scale (see compare).
         """
         def up(t, var, computed=False):
             if t.is_floating_point():
