@@ -11,11 +11,12 @@ import numpy as np
 import onnx
 import pytest
 
-from nnfuzz.fuzz.campaign import Produced
+from nnfuzz.fuzz.produce import Produced
 from nnfuzz.fuzz.sandbox import Sandbox
-from nnfuzz.materialize.model import Oracle
-from nnfuzz.oracle import DEFAULT_TOLERANCES, Symptom, judge
+from nnfuzz.materialize.model import ReferenceData
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.triage.judging import judge_run
+from nnfuzz.verdict import DEFAULT_TOLERANCES, Symptom, judge
 
 pytest.importorskip("onnxruntime")
 
@@ -35,12 +36,12 @@ def campaign_verdict(sandbox, bug, model_bytes=None, inputs=None, expected=None)
     inputs = dict(bug.oracle["input"]) if inputs is None else inputs
     expected = bug.oracle["output"] if expected is None else expected
     res = sandbox.run(model_bytes or bug.model_bytes, inputs)
-    verdict = judge(res, expected, "ort", DEFAULT_TOLERANCES)
-    if verdict.symptom is Symptom.inconsistency:
-        p = Produced(seed=int(bug.meta["seed"]), rec={}, gir_text=bug.gir_text, oracle=Oracle(inputs, expected))
-        p.add_twins()
-        verdict = judge(res, expected, "ort", DEFAULT_TOLERANCES, p.oracle.output_f64, p.oracle.output_f64_jitter)
-    return verdict
+    p = Produced(seed=int(bug.meta["seed"]), rec={}, gir_text=bug.gir_text,
+                 oracle=ReferenceData(inputs, expected))
+    judged = judge_run(res, expected, "ort", DEFAULT_TOLERANCES, p.oracle, p.twins)
+    if judged.verdict.symptom is Symptom.inconsistency:
+        assert judged.twin["available"], judged.twin["note"]
+    return judged.verdict
 
 
 def reference(bug, inputs):
@@ -111,7 +112,7 @@ def test_compare_widens_the_margin_only_where_rounding_leaves_a_value_undetermin
     does not determine it: a margin of 16 times that), element 0 by nothing (a 1e-3 error there is a
     bug). Even undetermined, element 1 may not be Inf or off by 1. A folder holding the coarse envelope
     alone is judged as before."""
-    from nnfuzz.oracle import compare
+    from nnfuzz.verdict import compare
 
     twin = {"y": np.array([1.0, 2e-5])}
     coarse = np.array([1.0 + 1e-12, 3e-5])
