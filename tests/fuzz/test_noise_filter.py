@@ -36,7 +36,7 @@ def campaign_verdict(sandbox, bug, model_bytes=None, inputs=None, expected=None)
     inputs = dict(bug.oracle["input"]) if inputs is None else inputs
     expected = bug.oracle["output"] if expected is None else expected
     res = sandbox.run(model_bytes or bug.model_bytes, inputs)
-    p = Produced(seed=int(bug.meta["seed"]), rec={}, gir_text=bug.gir_text,
+    p = Produced(seed=int(bug.meta.seed), rec={}, gir_text=bug.gir_text,
                  oracle=ReferenceData(inputs, expected))
     judged = judge_run(res, expected, "ort", DEFAULT_TOLERANCES, p.oracle, p.twins)
     if judged.verdict.symptom is Symptom.inconsistency:
