@@ -119,10 +119,18 @@ def test_each_campaign_draws_its_seed_and_a_given_seed_reproduces(tmp_path, caps
     assert seeds[0] != seeds[1]
     # the first campaign again, from its printed seed: the same graphs
     seed, metas = _fault_campaign(tmp_path / "again", seeds[0])
-    assert seed == seeds[0]
+    assert seed == seeds[0] and [m["policy"]["seed"] for m in metas] == [seed, seed]
     for name in ("0000", "0001"):
         assert (tmp_path / "again" / name / "gir.json").read_text() == \
             (tmp_path / "drawn0" / name / "gir.json").read_text()
+
+
+def test_the_command_line_leaves_the_seed_to_the_campaign_unless_given():
+    from nnfuzz.commands.fuzz import campaign_config
+    from nnfuzz.config import load_config
+
+    assert campaign_config(load_config([])).policy.seed is None  # drawn by run_campaign
+    assert campaign_config(load_config(["mgen.seed=7"])).policy.seed == 7
 
 
 def test_a_stop_signal_waits_for_a_safe_point_unless_repeated():
