@@ -153,3 +153,27 @@ def test_a_stop_signal_waits_for_a_safe_point_unless_repeated():
         with stop.interruptible():  # making a model: nothing to leave half-written
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(5)
+
+
+def test_a_stopped_campaign_leaves_the_bug_in_reduction_as_saved(tmp_path):
+    import threading
+
+    from nnfuzz.fuzz.reducer import BackgroundReducer
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.fuzz.stopping import StopRequest
+
+    _fault_campaign(tmp_path / "bugs", 3)
+    bug = tmp_path / "bugs" / "0000"
+    before = {p.name: p.read_bytes() for p in bug.iterdir()}
+    stop, notes = StopRequest(), []
+    stop.request(signal.SIGTERM)  # the campaign is stopping when the reducer gets to the bug
+
+    def make_sandbox(system, options):
+        return Sandbox(system, options, backend_path="fault_backend:FaultBackend", stop=stop)
+
+    reducer = BackgroundReducer(make_sandbox, {}, 17, 30.0, time.monotonic() + 60, threading.Lock(), notes.append,
+                                lambda s: None)
+    reducer.submit(bug)
+    reducer.close()  # returns: a stop is no error of the reducer's
+    assert reducer.results == [] and reducer.error is None
+    assert {p.name: p.read_bytes() for p in bug.iterdir()} == before
