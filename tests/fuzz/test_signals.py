@@ -40,7 +40,7 @@ def _wait_until_testing(proc, out: Path, errfile: Path) -> None:
     (signal.SIGTERM, False),   # kill -TERM <pid>
     (signal.SIGHUP, False),    # kill -HUP <pid>
     (signal.SIGINT, True),     # Ctrl-C: the terminal signals the whole foreground process group
-])
+], ids=["kill-TERM", "kill-HUP", "ctrl-C"])
 def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole_group):
     pytest.importorskip("onnxruntime")
     out = tmp_path / "bugs"
