@@ -91,12 +91,10 @@ class Campaign:
         self.expected = expected
         self.expected_info = expected.info if expected is not None else {}
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.info.get('version', '?')})"
-        self.log.write({"campaign": {"seed": self.cfg.policy.seed, "backend": self.cfg.backend,
-                                     "oracle": self.spec.kind, "time_s": self.cfg.time_s, "nnfuzz": nnfuzz.__version__,
-                                     "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}})
         try:
             with Status(self.counters, self.deadline, self.cfg.ui, title) as status:
                 self.status = status
+                self._announce()
                 try:
                     self._test_until_done(sandbox)
                 except Stopped as e:
@@ -111,6 +109,14 @@ class Campaign:
             self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests}})
             self.log.close()
         return self.counters
+
+    def _announce(self) -> None:
+        """The campaign's seed, printed and as campaign.jsonl's first line for this campaign."""
+        seed = self.cfg.policy.seed
+        self.status.note(f"seed {seed}: rerun with mgen.seed={seed}")
+        self.log.write({"campaign": {"seed": seed, "backend": self.cfg.backend, "oracle": self.spec.kind,
+                                     "time_s": self.cfg.time_s, "nnfuzz": nnfuzz.__version__,
+                                     "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}})
 
     def _test_until_done(self, sandbox) -> None:
         """Test until the time bound or max_tests; a stop signal ends it with ``Stopped``."""
@@ -473,10 +479,7 @@ def run_campaign(cc: CampaignConfig) -> Counters:
     """Draw the seed (``mgen.seed=null``), start the sandbox (a backend that cannot run fails here,
     before any test), probe op support unless disabled, and run the campaign until its time bound or a
     stop signal (SIGINT, SIGTERM, SIGHUP: ``Counters.stopped`` names it; fuzz/stopping.py)."""
-    import sys
-
     cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())
-    print(f"seed {cc.policy.seed}: rerun with mgen.seed={cc.policy.seed}", file=sys.stderr, flush=True)
     stop = StopRequest()
     with stop.on_signals():
         try:
