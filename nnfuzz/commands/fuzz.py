@@ -6,11 +6,17 @@
     nnfuzz fuzz backend=tvm-cpu cmp.with=openvino-cpu   (two systems on the same model)
 
 Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines log of every test goes to
-``<fuzz.out>/campaign.jsonl``. Exit code 0 when the campaign ran (bugs or not), 2 on a configuration
-error or when the backend cannot run here.
+``<fuzz.out>/campaign.jsonl``. Each campaign draws a fresh seed unless ``mgen.seed=N`` is given; it is
+printed at the start and recorded in campaign.jsonl and every meta.json.
+
+Ctrl-C, SIGTERM and SIGHUP stop a campaign the same clean way: producers and workers end, the bug store
+is left whole, the summary prints (its ``stopped`` names the signal), exit code 130.
+Exit code 0 when the campaign ran to its bound (bugs or not), 2 on a configuration error or when the
+backend cannot run here.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -55,17 +61,21 @@ def _flag(v, name: str) -> bool:
 def run(cfg) -> int:
     from nnfuzz.fuzz.campaign import run_campaign
     from nnfuzz.fuzz.expected import expected_side
+    from nnfuzz.fuzz.stopping import EXIT_CODE
     from nnfuzz.ui import use_rich
 
     cc = campaign_config(cfg)
+    cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())  # mgen.seed=null: drawn here
     use_rich(cc.ui)  # validates ui= before anything slow
     expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
     counters = run_campaign(cc)
     print(json.dumps({
-        "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle, "tests": counters.tests, "tests_per_s": round(counters.rate(), 2),
+        "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
+        "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,
+        "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "reduced": counters.reduced,
         "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))
-    return 0
+    return EXIT_CODE if counters.stopped else 0

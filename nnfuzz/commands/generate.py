@@ -1,8 +1,9 @@
 """`nnfuzz generate`: write n random valid models, one folder each.
 
 Each folder holds model.onnx, gir.json, oracle.pkl (inputs and torch-eager outputs) and meta.json
-(seed, policy, ops, the value search's outcome, timings). Model k uses graph seed ``mgen.seed + k``; ``nnfuzz generate n=1
-mgen.seed=<seed>`` with the same config rebuilds it exactly. Numbering continues in a non-empty folder.
+(seed, policy, ops, the value search's outcome, timings). Model k uses graph seed ``mgen.seed + k``, where
+``mgen.seed`` is drawn from the OS unless given (and printed); ``nnfuzz generate n=1 mgen.seed=<seed>``
+with the same config rebuilds model k exactly. Numbering continues in a non-empty folder.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def run(cfg) -> int:
     from nnfuzz.materialize.torch.lowering import has_torch_lowering
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
-    policy = gen_policy(cfg)
+    policy = gen_policy(cfg).with_concrete_seed()
     search = search_config(cfg)
     n = int(cfg.n)
     if n < 1:
@@ -42,6 +43,7 @@ def run(cfg) -> int:
     out = Path(str(cfg.out))
     start = next_index(out)
     failures = 0
+    print(f"seed {policy.seed}: rerun with mgen.seed={policy.seed}", file=sys.stderr, flush=True)
     with Progress(n, "generate", str(cfg.ui)) as prog:
         for k in range(n):
             seed = policy.seed + k
@@ -75,7 +77,7 @@ def run(cfg) -> int:
                 "meta.json": write_json(meta),
             })
             prog.advance(f"{gir.n_nodes} nodes")
-    print(json.dumps({"written": n - failures, "failed": failures, "out": str(out)}))
+    print(json.dumps({"written": n - failures, "failed": failures, "seed": policy.seed, "out": str(out)}))
     if failures:
         print(f"nnfuzz generate: {failures} of {n} models failed (see messages above)", file=sys.stderr)
     return 1 if failures else 0

@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from nnfuzz.errors import NNFuzzError
+import nnfuzz
+from nnfuzz.errors import InternalError, NNFuzzError
 from nnfuzz.fuzz.produce import Produced, produce
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
+from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.fuzz.trial import test
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import BugStore
@@ -53,10 +55,13 @@ class CampaignConfig:
 
 
 class Campaign:
-    def __init__(self, cfg: CampaignConfig, ops: List[type], spec=None):
+    def __init__(self, cfg: CampaignConfig, ops: List[type], spec=None, stop: Optional[StopRequest] = None):
         from nnfuzz.fuzz.expected import ExpectedSide
 
+        if cfg.policy.seed is None:
+            raise InternalError("a campaign needs a concrete seed: run_campaign draws one for mgen.seed=null")
         self.cfg = cfg
+        self.stop = stop or StopRequest()  # set by SIGINT/SIGTERM/SIGHUP (fuzz/stopping.py)
         self.ops = ops
         self.spec = spec or ExpectedSide("reference")
         self.expected = None             # the expected side's Sandbox, when it is another run than torch eager
@@ -88,22 +93,43 @@ class Campaign:
         self.expected = expected
         self.expected_info = expected.backend_info if expected is not None else None
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.info.version})"
-        seed = self.cfg.policy.seed
         try:
             with Status(self.counters, self.deadline, self.cfg.ui, title) as status:
                 self.status = status
-                if self.cfg.producers > 0:
-                    self._run_with_producers(sandbox)
-                while self.left() > 0.05 and not self._enough():
-                    self.test_one(sandbox, seed)
-                    seed += 1
-                    status.refresh()
+                self._announce()
+                try:
+                    self._test_until_done(sandbox)
+                except Stopped as e:
+                    status.note(f"{e.name}: stopping the campaign (producers, workers and reducer end)")
                 if self.reducer is not None:
                     self.reducer.close()
                     self.counters.reduced = sum(r.get("status") == "reduced" for r in self.reducer.results)
+        except Stopped:
+            pass  # a second signal while closing down: the counters so far are the campaign's result
         finally:
+            self.counters.stopped = self.stop.name
+            self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests}})
             self.log.close()
         return self.counters
+
+    def _announce(self) -> None:
+        """The campaign's seed, printed and as campaign.jsonl's first line for this campaign."""
+        seed = self.cfg.policy.seed
+        self.status.note(f"seed {seed}: rerun with mgen.seed={seed}")
+        self.log.write({"campaign": {"seed": seed, "backend": self.cfg.backend, "oracle": self.spec.kind,
+                                     "time_s": self.cfg.time_s, "nnfuzz": nnfuzz.__version__,
+                                     "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}})
+
+    def _test_until_done(self, sandbox) -> None:
+        """Test until the time bound or max_tests; a stop signal ends it with ``Stopped``."""
+        if self.cfg.producers > 0:
+            self._run_with_producers(sandbox)
+        seed = self.cfg.policy.seed
+        while self.left() > 0.05 and not self._enough():
+            self.stop.check()
+            self.test_one(sandbox, seed)
+            seed += 1
+            self.status.refresh()
 
     def _enough(self) -> bool:
         return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
@@ -115,15 +141,16 @@ class Campaign:
 
         ctx = mp.get_context("spawn")
         n = self.cfg.producers
-        q, stop = ctx.Queue(maxsize=2 * n), ctx.Event()
+        q, done = ctx.Queue(maxsize=2 * n), ctx.Event()
         wall_deadline = time.time() + self.left()
         procs = [ctx.Process(target=_producer_main, daemon=True,
                              args=(self.cfg, [c.name for c in self.ops], self.rows, self.cfg.policy.seed + k, n,
-                                   q, stop, wall_deadline)) for k in range(n)]
-        for proc in procs:
-            proc.start()
+                                   q, done, wall_deadline)) for k in range(n)]
         try:
+            for proc in procs:
+                proc.start()
             while self.left() > 0.05 and not self._enough():
+                self.stop.check()
                 try:
                     p = q.get(timeout=min(0.25, max(0.01, self.left())))
                 except queue_mod.Empty:
@@ -133,10 +160,11 @@ class Campaign:
                     continue
                 self.consume(sandbox, p)
                 self.status.refresh()
-        finally:
-            stop.set()
-            for proc in procs:
-                proc.join(1.0)
+        finally:  # a producer still busy with a model after a second is killed: no one reads the queue now
+            done.set()
+            end = time.monotonic() + 1.0
+            for proc in [pr for pr in procs if pr.pid is not None]:  # (pid None: never started)
+                proc.join(max(0.0, end - time.monotonic()))
                 if proc.is_alive():
                     proc.kill()
                     proc.join(1.0)
@@ -145,7 +173,9 @@ class Campaign:
 
     # ---- one test -----------------------------------------------------------------------------
     def test_one(self, sandbox, seed: int) -> None:
-        self.consume(sandbox, produce(self.cfg, self.ops, self.rows, seed, self.left()))
+        with self.stop.interruptible():  # nothing is written while a model is made
+            p = produce(self.cfg, self.ops, self.rows, seed, self.left())
+        self.consume(sandbox, p)
 
     def consume(self, sandbox, p: Produced) -> None:
         """Test a produced model (or account for why there is none)."""
@@ -190,12 +220,12 @@ class Campaign:
 def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: int, q, stop, wall_deadline):
     """A producer process: models for seeds first_seed, first_seed + stride, ... until told to stop."""
     import queue as queue_mod
-    import signal
     import traceback
 
+    from nnfuzz.fuzz.lifeline import serve_the_campaign
     from nnfuzz.generate.opset import select_ops
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    serve_the_campaign()  # the campaign decides when to stop; dies with it
     ops = [c for c in select_ops(cc.policy, dialects=("tf",)) if c.name in set(op_names)]
     seed = first_seed
     while not stop.is_set() and time.time() < wall_deadline:
@@ -213,8 +243,21 @@ def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: 
 
 
 def run_campaign(cc: CampaignConfig) -> Counters:
-    """Start the sandbox (a backend that cannot run fails here, before any test), probe op support
-    unless disabled, and run the campaign until its time bound."""
+    """Draw the seed (``mgen.seed=null``), start the sandbox (a backend that cannot run fails here,
+    before any test), probe op support unless disabled, and run the campaign until its time bound or a
+    stop signal (SIGINT, SIGTERM, SIGHUP: ``Counters.stopped`` names it; fuzz/stopping.py)."""
+    cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())
+    stop = StopRequest()
+    with stop.on_signals():
+        try:
+            counters = _start_and_run(cc, stop)
+        except Stopped:  # while the sandbox started or probing ran: nothing was tested
+            counters = Counters()
+        counters.stopped = stop.name
+    return counters
+
+
+def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
     import contextlib
 
     from nnfuzz.fuzz.expected import ExpectedSide, expected_side
@@ -226,7 +269,7 @@ def run_campaign(cc: CampaignConfig) -> Counters:
 
     def sandbox_for(name, options, path=None):
         return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
-                       backend_path=path)
+                       backend_path=path, stop=stop)
 
     with contextlib.ExitStack() as stack:
         sandbox = stack.enter_context(sandbox_for(cc.backend, cc.backend_options, cc.backend_path))
@@ -239,7 +282,7 @@ def run_campaign(cc: CampaignConfig) -> Counters:
         if cc.search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
             cc = dataclasses.replace(cc, search=dataclasses.replace(cc.search, int64_bits=32))
         ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=() if "torch" in lowerings else lowerings)
-        campaign = Campaign(cc, ops, spec)
+        campaign = Campaign(cc, ops, spec, stop)
         if cc.probe:
             from nnfuzz.fuzz.probe import probe_support
 

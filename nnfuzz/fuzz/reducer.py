@@ -2,9 +2,11 @@
 shrinks each new unique bug (triage/reducer.py, as ``nnfuzz reduce`` does) while the campaign goes on testing.
 
 The thread takes bugs in the order they were saved, gives each ``min(reduce_s, time left)`` seconds, and
-stops at the campaign's time bound; bugs it did not reach stay as saved (``nnfuzz reduce`` later). The
-reducer rewrites a folder by swapping it with its reduced copy; the swap holds the store's lock, so a
-bug saved meanwhile never takes the folder's number.
+stops at the campaign's time bound or when the campaign is stopped (its sandboxes share the campaign's
+StopRequest, so a run in progress ends at once); bugs it did not reach stay as saved (``nnfuzz reduce``
+later). The reducer rewrites a folder by swapping it with its reduced copy; the swap holds the store's
+lock, so a bug saved meanwhile never takes the folder's number, and it runs no model, so a stop never
+cuts it in half.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class BackgroundReducer:
 
     def _main(self) -> None:
         from nnfuzz.errors import InternalError, NNFuzzError
+        from nnfuzz.fuzz.stopping import Stopped
         from nnfuzz.triage.bugstore import load_bug
         from nnfuzz.triage.reducer import reduce_bug
 
@@ -67,6 +70,8 @@ class BackgroundReducer:
                 self.note(f"reduce {path.name}: {out.get('status')} "
                           + (f"{out['nodes_before']} -> {out['nodes_after']} nodes" if "nodes_after" in out
                              else out.get("note", "")))
+        except Stopped:  # the campaign is stopping: the bug in hand stays as saved (never half-swapped)
+            pass
         except BaseException as e:  # noqa: BLE001 - handed to the campaign thread by close()
             self.error = e
         finally:

@@ -5,9 +5,9 @@ runaway memory in the system under test kills only the worker.
         print(sb.start())                       # {"name", "version", "version_id", ...}
         r = sb.run(model_bytes, {"x": x})       # RunResult(status="ok", outputs={...}) or error/crash/timeout
 
-The worker (``nnfuzz.fuzz.worker``) is a fresh interpreter (``python -m``, never a fork of this
-process) in its own session, so killing its process group also kills anything the system under test
-started. It imports the backend once and then serves runs over a pipe; a worker that crashed, hung or
+The worker (``nnfuzz.fuzz.worker``; fuzz/worker_handle.py starts and kills it) is a fresh interpreter
+(``python -m``, never a fork of this process) in its own session, so killing its process group also
+kills anything the system under test started. It imports the backend once and then serves runs over a pipe; a worker that crashed, hung or
 ran out of memory is killed and a new one starts on the next ``run``.
 
 How a run ends:
@@ -23,30 +23,23 @@ How a run ends:
   just before the worker was killed.
 
 ``stage`` is where the run ended: the worker reports entering "execute"; before that it is "compile".
-A Sandbox is not thread-safe: use one per thread.
+A Sandbox is not thread-safe: use one per thread. Given a campaign's StopRequest (``stop=``), a run or
+start in progress ends with ``Stopped`` (fuzz/stopping.py) soon after a stop signal, its worker killed.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
-import select
 import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from nnfuzz.backends.base import BackendUnavailable
 from nnfuzz.errors import ConfigError, InternalError, NNFuzzError
+from nnfuzz.fuzz.worker_handle import WorkerHandle, killpg
 
 POLL_S = 0.02            # how often the parent checks the worker's memory while waiting
-LOG_TAIL = 8000          # characters of worker output kept in RunResult.detail
-LOG_ROTATE = 1 << 20     # the worker log is emptied before a run once it is this large
 DUMP_WAIT_S = 0.25       # time given to faulthandler to print the stacks of a hung worker
 
 
@@ -66,130 +59,18 @@ class RunResult:
         return self.status == "ok"
 
 
-def _signal_name(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
-
-
-def _exited(pid: int) -> bool:
-    """Whether ``pid`` (our child) has exited, without reaping it (its pid, and so its process group id,
-    stays reserved until we do)."""
-    try:
-        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _reap(proc: subprocess.Popen, conn, log: int, statm: Optional[int]) -> None:
-    """Kill the worker's whole process group, reap it, and close its connection, log and statm handle."""
-    if proc.returncode is None:
-        _killpg(proc.pid)  # before reaping: the leader's pid keeps the group id from being reused
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): leave it
-            pass
-    for close in (conn.close, lambda: os.close(log), lambda: statm is not None and os.close(statm)):
-        try:
-            close()
-        except OSError:
-            pass
-
-
-class _Worker:
-    """One worker process: its Popen, connection, log file (an unlinked file: nothing is left behind
-    whatever happens to either process) and /proc/<pid>/statm handle."""
-
-    def __init__(self, proc, conn, log: int):
-        self.proc, self.conn, self.log = proc, conn, log
-        self.pid = proc.pid
-        self.info: dict = {}
-        try:
-            self._statm = os.open(f"/proc/{proc.pid}/statm", os.O_RDONLY)
-        except OSError:
-            self._statm = None
-        # kills the worker when this object goes (kill(), garbage collection, interpreter exit)
-        self.finalizer = weakref.finalize(self, _reap, proc, conn, log, self._statm)
-        self._page = os.sysconf("SC_PAGE_SIZE")
-        self._poller = select.poll()
-        self._poller.register(conn.fileno(), select.POLLIN)
-
-    def poll(self, timeout: float) -> bool:
-        """Whether a message (or the end of the connection) is waiting; waits up to ``timeout`` s."""
-        return bool(self._poller.poll(max(0, int(timeout * 1000 + 0.999))))
-
-    def rss_mb(self) -> Optional[int]:
-        if self._statm is None:
-            return None
-        try:
-            data = os.pread(self._statm, 128, 0)
-        except OSError:
-            return None
-        parts = data.split()
-        return int(parts[1]) * self._page >> 20 if len(parts) > 1 else None
-
-    def log_size(self) -> int:
-        try:
-            return os.fstat(self.log).st_size
-        except OSError:
-            return 0
-
-    def log_mark(self) -> int:
-        """The log offset where this run's output starts (emptying a large log first)."""
-        size = self.log_size()
-        if size > LOG_ROTATE:
-            try:
-                os.ftruncate(self.log, 0)  # the worker writes with O_APPEND, so it follows
-                return 0
-            except OSError:
-                pass
-        return size
-
-    def log_since(self, offset: int, limit: int = LOG_TAIL) -> str:
-        """The worker's output from ``offset`` on (its last ``limit`` characters)."""
-        try:
-            size = os.fstat(self.log).st_size
-            start = max(offset if offset <= size else 0, size - limit * 4)
-            data = os.pread(self.log, size - start, start)
-        except OSError:
-            return ""
-        return data.decode("utf-8", "replace")[-limit:]
-
-    def exited(self) -> bool:
-        return self.proc.returncode is not None or _exited(self.pid)
-
-    def wait_exit(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` s for the worker to exit, without reaping it; whether it did."""
-        end = time.monotonic() + timeout
-        while not self.exited():
-            if time.monotonic() >= end:
-                return False
-            time.sleep(0.005)
-        return True
-
-    def kill(self) -> None:
-        self._statm = None  # closed by the finalizer
-        self.finalizer()
-
-
 class Sandbox:
     """A backend behind a worker process. See the module docstring."""
 
     def __init__(self, backend: str, options: dict | None = None, *, test_timeout: float = 10.0,
                  memory_limit_mb: int = 4096, backend_path: str | None = None, start_timeout: float = 300.0,
-                 address_space_limit: bool | None = None):
+                 address_space_limit: bool | None = None, stop=None):
         """``backend``: a registry name ("ort-cpu"); ``backend_path`` ("module:Class") overrides the
         registry lookup. ``address_space_limit``: also set RLIMIT_AS in the worker to its mapped size after
         loading the backend plus ``2 * memory_limit_mb + 2048`` MiB, so allocations too fast for the RSS
-        polling fail there; None (default) means on, except for GPU backends (CUDA maps huge ranges)."""
+        polling fail there; None (default) means on, except for GPU backends (CUDA maps huge ranges).
+        ``stop``: a campaign's StopRequest (fuzz/stopping.py); once it is set, a run or start in progress
+        is abandoned (its worker killed) and raises ``Stopped``."""
         if test_timeout <= 0:
             raise ConfigError(f"test_timeout={test_timeout}; must be > 0 seconds")
         if memory_limit_mb <= 0:
@@ -201,8 +82,9 @@ class Sandbox:
         self.backend_path = backend_path
         self.start_timeout = float(start_timeout)
         self.address_space_limit = address_space_limit
+        self.stop = stop
         self.workers_started = 0
-        self._worker: Optional[_Worker] = None
+        self._worker: Optional[WorkerHandle] = None
         self._info: dict = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -256,6 +138,10 @@ class Sandbox:
         return f"Sandbox({self.backend!r}, pid={self.pid}, timeout={self.test_timeout:g}s, " \
                f"memory_limit={self.memory_limit_mb}MiB)"
 
+    def _check_stop(self) -> None:
+        if self.stop is not None:
+            self.stop.check()
+
     def _drop(self) -> None:
         w, self._worker = self._worker, None
         if w is not None:
@@ -266,30 +152,8 @@ class Sandbox:
 
         if self.backend_path is None:
             backend_class(self.backend)  # unknown names fail here, with the list of known ones
-        parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
-        log, log_path = tempfile.mkstemp(prefix="nnfuzz-worker-", suffix=".log")
-        try:
-            log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND)
-        finally:
-            os.unlink(log_path)
-        env = dict(os.environ)
-        env["PYTHONUNBUFFERED"] = "1"
-        root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
-        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        main_thread = threading.current_thread() is threading.main_thread()
-        cmd = [sys.executable, "-m", "nnfuzz.fuzz.worker", str(child_conn.fileno()), str(os.getpid()),
-               "1" if main_thread else "0"]
-        try:
-            proc = subprocess.Popen(cmd, pass_fds=(child_conn.fileno(),), stdin=subprocess.DEVNULL,
-                                    stdout=log_fd, stderr=log_fd, env=env, start_new_session=True)
-        except BaseException:
-            parent_conn.close()
-            os.close(log)
-            raise
-        finally:
-            os.close(log_fd)
-            child_conn.close()
-        w = _Worker(proc, parent_conn, log)
+        self._check_stop()
+        w = WorkerHandle.spawn()
         self._worker = w
         self.workers_started += 1
         spec = {"backend": self.backend, "backend_path": self.backend_path, "options": self.options,
@@ -301,7 +165,7 @@ class Sandbox:
             self._drop()
             raise
 
-    def _start_handshake(self, w: _Worker, spec: dict) -> None:
+    def _start_handshake(self, w: WorkerHandle, spec: dict) -> None:
         what = self.backend_path or self.backend
         try:
             w.conn.send(("init", spec))
@@ -309,6 +173,7 @@ class Sandbox:
             pass  # died already: reported below
         deadline = time.monotonic() + self.start_timeout
         while True:
+            self._check_stop()
             try:
                 if w.poll(0.05):
                     msg = w.conn.recv()
@@ -323,7 +188,7 @@ class Sandbox:
                 pass
             # the connection ended or the worker exited: say how
             w.wait_exit(5.0)
-            status = self._death_text(w)
+            status = w.death_text()
             out = w.log_since(0)
             raise NNFuzzError(f"the {what} worker died while starting ({status})"
                               + (f"; its output:\n{out}" if out else "; it printed nothing"))
@@ -343,18 +208,6 @@ class Sandbox:
         if rss is not None and rss >= self.memory_limit_mb:
             raise ConfigError(f"memory_limit_mb={self.memory_limit_mb} is not above the {what} worker's "
                               f"resident memory once the backend is loaded ({rss} MiB); raise it")
-
-    @staticmethod
-    def _death_text(w: _Worker) -> str:
-        """Reap the exited worker (killing what is left of its group first) and describe how it died."""
-        if w.proc.returncode is None:
-            _killpg(w.pid)
-            try:
-                w.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                return "did not exit"
-        rc = w.proc.returncode
-        return f"killed by {_signal_name(-rc)}" if rc < 0 else f"worker exited with code {rc}"
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -388,6 +241,7 @@ class Sandbox:
         """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""
         timeout = self.test_timeout if timeout is None else float(timeout)
         seconds = {}
+        self._check_stop()
         if not self._alive():
             t = time.perf_counter()
             self.start()
@@ -398,12 +252,12 @@ class Sandbox:
         try:
             return self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0)
         except BaseException:
-            # KeyboardInterrupt or a bug here: the worker may still be busy with this model, and its
-            # late answer must never be read as the next run's, so it goes.
+            # a stop (Stopped, KeyboardInterrupt) or a bug here: the worker may still be busy with this
+            # model, and its late answer must never be read as the next run's, so it goes.
             self._drop()
             raise
 
-    def _wait(self, w: _Worker, model_bytes, inputs, timeout, seconds, mark, t0) -> RunResult:
+    def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0) -> RunResult:
         stage = "compile"
         try:
             w.conn.send(("run", model_bytes, inputs))
@@ -413,6 +267,7 @@ class Sandbox:
         limit = self.memory_limit_mb
         next_mem = t0 + POLL_S
         while True:
+            self._check_stop()
             now = time.perf_counter()
             if now >= next_mem:
                 rss = w.rss_mb()
@@ -459,7 +314,7 @@ class Sandbox:
         total = time.perf_counter() - t0
         seconds["ipc"] = max(0.0, total - seconds.get("compile", 0.0) - seconds.get("execute", 0.0))
 
-    def _recycle_if_bloated(self, w: _Worker) -> None:
+    def _recycle_if_bloated(self, w: WorkerHandle) -> None:
         """A worker left above 3/4 of the memory limit after a run is replaced: a system that keeps a
         little per model (inductor's caches: ~0.5 MiB each) must not reach the limit during a run and
         have that run reported as a memory crash."""
@@ -467,9 +322,9 @@ class Sandbox:
         if rss is not None and rss > 0.75 * self.memory_limit_mb:
             self._drop()
 
-    def _crashed(self, w: _Worker, stage, mark, t0, seconds) -> RunResult:
+    def _crashed(self, w: WorkerHandle, stage, mark, t0, seconds) -> RunResult:
         w.wait_exit(2.0)  # the connection ends while the process is still exiting
-        text = self._death_text(w)
+        text = w.death_text()
         rc = w.proc.returncode
         sig = -rc if rc is not None and rc < 0 else None
         seconds["ipc"] = time.perf_counter() - t0
@@ -479,14 +334,14 @@ class Sandbox:
         self._drop()
         return RunResult("crash", stage, None, text, out, signal=sig, seconds=seconds)
 
-    def _memory_exceeded(self, w: _Worker, stage, mark, t0, seconds, what) -> RunResult:
-        _killpg(w.pid)  # at once: no time for a stack dump while memory runs away
+    def _memory_exceeded(self, w: WorkerHandle, stage, mark, t0, seconds, what) -> RunResult:
+        killpg(w.pid)  # at once: no time for a stack dump while memory runs away
         detail = w.log_since(mark)
         self._drop()
         seconds["ipc"] = time.perf_counter() - t0
         return RunResult("crash", stage, None, f"memory limit exceeded ({what})", detail, seconds=seconds)
 
-    def _timed_out(self, w: _Worker, stage, mark, t0, seconds, timeout) -> RunResult:
+    def _timed_out(self, w: WorkerHandle, stage, mark, t0, seconds, timeout) -> RunResult:
         try:
             os.kill(w.pid, signal.SIGUSR1)  # faulthandler: print every thread's stack
             time.sleep(DUMP_WAIT_S)

@@ -120,7 +120,7 @@ def reduce_later(c: "Campaign", path) -> None:
 
         def make_sandbox(system, options):
             return Sandbox(system, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
-                           backend_path=cc.backend_path if system == cc.backend else None)
+                           backend_path=cc.backend_path if system == cc.backend else None, stop=c.stop)
 
         def add_seconds(s):
             c.counters.seconds["triage"] += s

@@ -30,6 +30,7 @@ class Counters:
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
     last_bug: str = ""
     last_error: str = ""
+    stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
 
     @property
     def elapsed(self) -> float:

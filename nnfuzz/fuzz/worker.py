@@ -27,9 +27,10 @@ import os
 import resource
 import signal
 import sys
-import threading
 import time
 import traceback
+
+from nnfuzz.fuzz.lifeline import die_with_parent
 
 STATM = "/proc/self/statm"
 
@@ -43,33 +44,6 @@ def _memory_mb():
         return None, None
     page = os.sysconf("SC_PAGE_SIZE")
     return vsz * page >> 20, rss * page >> 20
-
-
-def _die_with_parent(parent_pid: int, pdeathsig: bool) -> None:
-    """Exit when the parent goes away, so a hung worker never outlives a killed fuzzer.
-
-    PR_SET_PDEATHSIG covers a worker stuck in C code; it fires when the *thread* that started the worker
-    exits, so the parent asks for it only when it started the worker from its main thread. A daemon thread
-    watching getppid() covers the rest.
-    """
-    if pdeathsig and sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-
-    def watch():
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent_pid:
-                os._exit(1)
-
-    threading.Thread(target=watch, name="nnfuzz-parent-watch", daemon=True).start()
 
 
 def _load_backend(spec: dict):
@@ -187,7 +161,7 @@ def main(argv=None) -> int:
     faulthandler.enable(all_threads=True)
     if hasattr(faulthandler, "register"):
         faulthandler.register(signal.SIGUSR1, all_threads=True)
-    _die_with_parent(parent_pid, pdeathsig)
+    die_with_parent(parent_pid, pdeathsig)  # a hung worker never outlives a killed fuzzer
     conn = Connection(fd)
     try:
         msg = conn.recv()

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import secrets
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConfigError
 
+SEED_RANGE = 2 ** 31   # drawn seeds are below this (any seed >= 0 may be given)
+
 
 @dataclass
 class GenPolicy:
-    seed: int = 0
+    seed: Optional[int] = 0  # None (mgen.seed=null): drawn per run by with_concrete_seed()
     max_nodes: int = 10
     max_rank: int = 5
     max_elems: int = 4096
@@ -35,7 +38,8 @@ class GenPolicy:
     max_attempts: int = 40
 
     def __post_init__(self):
-        _check_int(self, "seed", lo=0)
+        if self.seed is not None:
+            _check_int(self, "seed", lo=0)
         _check_int(self, "max_nodes", lo=1)
         _check_int(self, "max_rank", lo=0, hi=5)
         _check_int(self, "max_elems", lo=1)
@@ -64,6 +68,13 @@ class GenPolicy:
         for k, v in self.op_weights.items():
             if v < 0:
                 raise ConfigError(f"mgen.op_weights.{k}={v} must be >= 0")
+
+    def with_concrete_seed(self) -> "GenPolicy":
+        """This policy with a seed to generate from: its own, or (seed None) a fresh one drawn from the
+        OS, so that two campaigns with default settings test different graphs."""
+        if self.seed is not None:
+            return self
+        return dataclasses.replace(self, seed=secrets.randbelow(SEED_RANGE))
 
     @property
     def dtype_set(self) -> frozenset:

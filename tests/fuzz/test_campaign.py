@@ -1,5 +1,6 @@
 """Campaigns end to end: real smoke campaigns on ort-cpu and tvm-cpu, the time bound, faults at
-campaign level, atomic bug folders under SIGKILL, and `nnfuzz repro` on what was saved."""
+campaign level, atomic bug folders under SIGKILL (whose children die with it), and `nnfuzz repro` on
+what was saved. Stopping by signal: test_signals.py."""
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ from nnfuzz.cli import main
 from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
+from procs import alive, descendants
 
 FAULT = "fault_backend:FaultBackend"
 HERE = Path(__file__).parent
@@ -137,7 +139,7 @@ def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     assert counters.verdicts["inconsistency"] == 2 and counters.bugs_saved == 2
 
 
-def test_killing_the_campaign_leaves_no_half_written_bug_folder(tmp_path):
+def test_killing_the_campaign_leaves_no_half_written_bug_folder_and_no_process(tmp_path):
     out = tmp_path / "bugs"
     script = textwrap.dedent(f"""
         import sys
@@ -146,14 +148,23 @@ def test_killing_the_campaign_leaves_no_half_written_bug_folder(tmp_path):
         from nnfuzz.generate.policy import GenPolicy
         run_campaign(CampaignConfig(backend="fault-cpu", backend_options={{"always": "wrong"}},
             backend_path={FAULT!r}, policy=GenPolicy(max_nodes=3, dtypes=["float32"], include={SAFE_OPS!r}),
-            out=__import__("pathlib").Path({str(out)!r}), ui="plain", probe=False, time_s=120.0))
+            out=__import__("pathlib").Path({str(out)!r}), ui="plain", probe=False, time_s=120.0, producers=1))
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and len([p for p in out.glob("[0-9]*")]) < 5:
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)  # campaign and worker, mid-stream
+    kids = descendants(proc.pid)  # the producer and the worker (in a session of its own)
+    assert len(kids) >= 2, kids
+    os.kill(proc.pid, signal.SIGKILL)  # the campaign alone, mid-stream: no chance to clean up
     proc.wait()
+    end = time.monotonic() + 5.0
+    while alive(kids) and time.monotonic() < end:
+        time.sleep(0.05)
+    left = alive(kids)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"still running 5 s after the campaign was killed: {left}"
     folders = sorted(p.name for p in out.iterdir() if p.is_dir() and p.name.isdigit())
     assert len(folders) >= 5
     assert folders == [f"{k:04d}" for k in range(len(folders))], "numbered without gaps"

@@ -215,10 +215,31 @@ def test_interrupted_run_drops_the_busy_worker(sb, monkeypatch):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(mod._Worker, "poll", interrupted)
+        m.setattr(mod.WorkerHandle, "poll", interrupted)
         with pytest.raises(KeyboardInterrupt):
             sb.run(fault_model("hang"), {"x": X})
     assert sb.pid is None and wait_gone(pid)  # its late answer can never be read as the next run's
+    run_ok(sb)
+
+
+def test_a_stop_request_abandons_the_run_and_its_worker(sb):
+    import threading
+
+    from nnfuzz.fuzz.stopping import Stopped, StopRequest
+
+    run_ok(sb)
+    pid = sb.pid
+    sb.stop = stop = StopRequest()
+    try:
+        threading.Timer(0.3, stop.request).start()  # a stop signal while the worker hangs in the model
+        with pytest.raises(Stopped):
+            sb.run(fault_model("hang"), {"x": X}, timeout=120)
+        assert sb.pid is None and wait_gone(pid)
+        with pytest.raises(Stopped):
+            sb.start()  # no new worker once stopped
+        assert sb.pid is None
+    finally:
+        sb.stop = None
     run_ok(sb)
 
 

@@ -49,6 +49,22 @@ def test_same_seed_rebuilds_the_same_model(tmp_path):
         np.testing.assert_array_equal(a["input"][k], b["input"][k])
 
 
+def test_each_run_draws_a_seed_and_prints_it(tmp_path, capsys):
+    seeds = []
+    for k in range(2):
+        assert main(["generate", "n=1", "ui=plain", f"out={tmp_path / str(k)}", "mgen.max_nodes=4"]) == 0
+        out, err = capsys.readouterr()
+        seed = json.loads(out.strip().splitlines()[-1])["seed"]
+        assert f"seed {seed}: rerun with mgen.seed={seed}" in err
+        meta = json.loads((tmp_path / str(k) / "0000" / "meta.json").read_text())
+        assert meta["seed"] == meta["policy"]["seed"] == seed
+        seeds.append(seed)
+    assert seeds[0] != seeds[1]
+    assert main(["generate", "n=1", "ui=plain", f"out={tmp_path / 'again'}", "mgen.max_nodes=4",
+                 f"mgen.seed={seeds[0]}"]) == 0
+    assert (tmp_path / "again/0000/gir.json").read_text() == (tmp_path / "0/0000/gir.json").read_text()
+
+
 def test_search_none_keeps_plain_values_and_records_it(tmp_path):
     assert _gen(tmp_path / "a", "mgen.seed=3", "search=none") == 0
     for f in sorted((tmp_path / "a").iterdir()):

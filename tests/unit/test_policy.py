@@ -30,4 +30,16 @@ def test_yaml_defaults_match_the_dataclass():
 
     conf = yaml.safe_load((Path(__file__).parents[2] / "conf" / "mgen" / "default.yaml").read_text())
     assert set(conf) == set(GenPolicy().to_dict())
-    assert GenPolicy.from_dict(conf) == GenPolicy()
+    # the one difference: the command line draws a fresh seed per run (null), the dataclass says 0 so
+    # that library calls are reproducible
+    assert conf["seed"] is None and GenPolicy().seed == 0
+    assert GenPolicy.from_dict(conf) == GenPolicy(seed=None)
+
+
+def test_a_null_seed_is_drawn_and_a_given_one_kept():
+    drawn = [GenPolicy(seed=None, max_nodes=3).with_concrete_seed() for _ in range(3)]
+    assert all(isinstance(p.seed, int) and p.seed >= 0 and p.max_nodes == 3 for p in drawn)
+    assert len({p.seed for p in drawn}) == 3
+    assert GenPolicy(seed=42).with_concrete_seed().seed == 42
+    with pytest.raises(ConfigError, match="-1"):
+        GenPolicy(seed=-1)
