@@ -40,7 +40,11 @@ class BackendInfo:
     @property
     def format(self) -> str:
         """The model format to send: ONNX where the backend takes it, else its first format."""
-        return "onnx" if "onnx" in self.formats else self.formats[0]
+        return self.preferred_format(self.formats)
+
+    @staticmethod
+    def preferred_format(formats) -> str:
+        return "onnx" if "onnx" in formats else formats[0]
 
     @classmethod
     def of(cls, backend: "Backend") -> "BackendInfo":

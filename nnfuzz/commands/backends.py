@@ -10,13 +10,13 @@ import json
 
 def probe(name: str) -> dict:
     """{name, usable, version | why, format, reference, optlevel} for one backend."""
-    from nnfuzz.backends.base import BackendUnavailable
+    from nnfuzz.backends.base import BackendInfo, BackendUnavailable
     from nnfuzz.backends.registry import backend_class
 
     row = {"name": name}
     try:
         cls = backend_class(name)
-        row.update(format="onnx" if "onnx" in cls.formats else cls.formats[0],
+        row.update(format=BackendInfo.preferred_format(cls.formats),
                    reference=cls.reference or "torch eager",
                    optlevel=_optlevel(cls.unoptimized))
         cls.check_available()

@@ -37,7 +37,7 @@ class BugMeta:
     policy: Optional[dict] = None           # the generation policy (GenPolicy as a dict)
     opset: int = 17
     timings: Dict[str, float] = dataclasses.field(default_factory=dict)
-    signal: Optional[str] = None            # the signal that killed the worker (crashes)
+    signal: Optional[int] = None            # the signal number that killed the worker (crashes)
     search: Optional[dict] = None           # the value search's summary
     format: str = "onnx"                    # of the model file: "onnx" (model.onnx) or "gir" (model.gir)
     oracle: Optional[dict] = None           # the test oracle: kind, side, under_test, expected
