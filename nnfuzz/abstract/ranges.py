@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional
 
-from nnfuzz.abstract.domain import Domain  # noqa: F401  (re-exported: rules and tests use it)
+from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.optable import OpTable
 
@@ -115,6 +115,13 @@ def subset(op, rs, ts) -> VRange:
 RANGE_RULES = OpTable("value-range rule")
 SAME_INPUTS = OpTable("same-input range")  # binary op -> its output range when both inputs are one tensor
 value_range = RANGE_RULES.register
+
+
+def domain(*op_classes, index: int = 0, **bounds) -> None:
+    """Declare ``Domain(**bounds)`` for input ``index`` of ``op_classes``: the same as writing it into
+    their ``domains`` class attribute (what both the range check and the search loss read)."""
+    for cls in op_classes:
+        cls.domains = {**cls.domains, index: Domain(**bounds)}
 
 
 def _lookup(table: OpTable, cls):
