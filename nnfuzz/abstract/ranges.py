@@ -21,6 +21,7 @@ from typing import List, Optional
 from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 
 INF = math.inf
 
@@ -153,13 +154,5 @@ def propagate(op, ranges: List[VRange], tensors, n_out: int, names=None) -> List
     return out if len(out) == n_out else [UNKNOWN] * n_out
 
 
-_loaded = False
-
-
 def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from nnfuzz.ops import load_aspect
-
-        load_aspect("ranges")
+    load_aspect("ranges")
