@@ -18,9 +18,10 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional
 
-from nnfuzz.abstract.domain import Domain  # noqa: F401  (re-exported: rules and tests use it)
+from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 
 INF = math.inf
 
@@ -117,6 +118,13 @@ SAME_INPUTS = OpTable("same-input range")  # binary op -> its output range when 
 value_range = RANGE_RULES.register
 
 
+def domain(*op_classes, index: int = 0, **bounds) -> None:
+    """Declare ``Domain(**bounds)`` for input ``index`` of ``op_classes``: the same as writing it into
+    their ``domains`` class attribute (what both the range check and the search loss read)."""
+    for cls in op_classes:
+        cls.domains = {**cls.domains, index: Domain(**bounds)}
+
+
 def _lookup(table: OpTable, cls):
     _load()
     return table.lookup(cls)
@@ -146,13 +154,5 @@ def propagate(op, ranges: List[VRange], tensors, n_out: int, names=None) -> List
     return out if len(out) == n_out else [UNKNOWN] * n_out
 
 
-_loaded = False
-
-
 def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from nnfuzz.ops import load_aspect
-
-        load_aspect("ranges")
+    load_aspect("ranges")

@@ -16,6 +16,7 @@ from typing import List
 
 ASPECTS = ("spec", "torch", "tf", "numpy", "ranges", "search")
 _loaded: set = set()
+_loading: set = set()
 
 
 def families() -> List[str]:
@@ -24,13 +25,18 @@ def families() -> List[str]:
 
 
 def load_aspect(aspect: str) -> None:
-    """Import ``nnfuzz.ops.<family>.<aspect>`` of every family that has that module (once)."""
-    if aspect in _loaded:
+    """Import ``nnfuzz.ops.<family>.<aspect>`` of every family that has that module. Done once; an
+    import that raises is raised again by every later call (no family is skipped silently)."""
+    if aspect in _loaded or aspect in _loading:  # (_loading: a module of this aspect is importing)
         return
     if aspect not in ASPECTS:
         raise ValueError(f"unknown operator aspect {aspect!r}; one of {ASPECTS}")
-    _loaded.add(aspect)
-    for fam in families():
-        name = f"{__name__}.{fam}.{aspect}"
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    _loading.add(aspect)
+    try:
+        for fam in families():
+            name = f"{__name__}.{fam}.{aspect}"
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        _loaded.add(aspect)
+    finally:
+        _loading.discard(aspect)

@@ -13,6 +13,7 @@ import numpy as np
 from nnfuzz.abstract.optable import OpTable
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import OpDefinitionError
+from nnfuzz.ops import load_aspect
 
 EVALS = OpTable("numpy eval")
 evaluates = EVALS.register
@@ -73,13 +74,5 @@ def evaluate(gir, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray])
     return env
 
 
-_loaded = False
-
-
 def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from nnfuzz.ops import load_aspect
-
-        load_aspect("numpy")
+    load_aspect("numpy")

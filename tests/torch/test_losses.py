@@ -215,3 +215,16 @@ def test_magnitude_loss_pulls_inputs_in():
     with torch.no_grad():
         assert float(magnitude_loss([a - 1e-2 * ga, b - 1e-2 * gb])) < float(out.detach())
     assert float(magnitude_loss([a.detach()], bound=0.5)) == pytest.approx(2.5 / 2)
+
+
+def test_domain_declared_by_call_is_the_class_attribute():
+    """``domain(Op, ...)`` (the registration call) writes the class's ``domains``: one fact, two readers."""
+    from nnfuzz.abstract.ranges import VRange, domain, infeasible
+
+    class MySqrt(AbsOpBase, abstract=True):
+        pass
+
+    domain(MySqrt, lo=0.0)
+    assert MySqrt.domains == {0: Domain(lo=0.0)} and AbsOpBase.domains == {}
+    assert float(loss_for(MySqrt)(None, tensors([[-2.0]]), [F32])) > 0.0
+    assert infeasible(type("Op", (), {"domains": MySqrt.domains, "name": "MySqrt"})(), [VRange(-3.0, -1.0)])

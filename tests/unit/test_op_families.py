@@ -67,3 +67,12 @@ def test_op_table_dispatches_on_the_nearest_registered_base():
     assert set(table) == {Base, Mid} and Mid in table and table.get(Leaf) is None
     del table[Mid]
     assert table.lookup(Leaf) is len and len(table) == 1
+
+
+def test_an_unknown_aspect_is_an_error():
+    import pytest
+
+    from nnfuzz.ops import load_aspect
+
+    with pytest.raises(ValueError, match="onnx"):
+        load_aspect("onnx")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 
 TF_LOWERINGS = OpTable("TensorFlow lowering")
 tf_lowers = TF_LOWERINGS.register
@@ -59,13 +60,5 @@ def graph_tf_lowerings(gir) -> list:
     return TF_LOWERINGS.for_graph(gir, "TensorFlow lowering", "tf_lowers")
 
 
-_loaded = False
-
-
 def _load_builtin() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from nnfuzz.ops import load_aspect
-
-        load_aspect("tf")
+    load_aspect("tf")

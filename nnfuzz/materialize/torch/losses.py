@@ -21,6 +21,7 @@ import torch
 from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 
 DOMAIN_LOSSES = OpTable("domain loss")
 domain_loss = DOMAIN_LOSSES.register
@@ -32,8 +33,6 @@ MARGIN = {DType.float16: 1e-2, DType.bfloat16: 1e-2, DType.float32: 1e-3, DType.
 
 def loss_for(cls) -> Optional[Callable]:
     """The loss of ``cls``: its domains' derived loss plus its registered one (None: it has neither)."""
-    from nnfuzz.ops import load_aspect
-
     load_aspect("search")
     extra, domains = DOMAIN_LOSSES.lookup(cls), dict(cls.domains)
     if not domains:

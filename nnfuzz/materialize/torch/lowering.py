@@ -10,6 +10,7 @@ from typing import Callable, Optional
 
 from nnfuzz.abstract.optable import OpTable
 from nnfuzz.errors import OpDefinitionError
+from nnfuzz.ops import load_aspect
 
 LOWERINGS = OpTable("torch lowering")
 lowers = LOWERINGS.register
@@ -52,13 +53,5 @@ def run_op(op, *tensors) -> list:
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-_loaded = False
-
-
 def load_builtin_lowerings() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from nnfuzz.ops import load_aspect
-
-        load_aspect("torch")
+    load_aspect("torch")

@@ -18,6 +18,7 @@ from typing import List, Optional
 import torch
 
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 from nnfuzz.errors import OpDefinitionError
 
 # op class -> (slope, replace): the added straight-through gradient, and whether it replaces the
@@ -46,8 +47,6 @@ def proxy_for(cls) -> Optional[tuple]:
 
 
 def _load() -> None:
-    from nnfuzz.ops import load_aspect
-
     load_aspect("search")
 
 

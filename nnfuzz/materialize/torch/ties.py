@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from nnfuzz.abstract.optable import OpTable
+from nnfuzz.ops import load_aspect
 
 TIES = OpTable("tie rule")
 tie_rule = TIES.register
@@ -36,8 +37,6 @@ def shifted(fn):
 
 def flip_ties(op, xs, outs, eps: float, side: int):
     """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule)."""
-    from nnfuzz.ops import load_aspect
-
     load_aspect("search")
     fn = TIES.lookup(type(op))
     if fn is None or not xs or not xs[0].is_floating_point():
