@@ -5,7 +5,7 @@ import torch
 from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
-from nnfuzz.abstract.ops import elementwise as E
+from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.fuzz.sandbox import RunResult
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model
