@@ -92,7 +92,7 @@ def check_store(out: Path) -> None:
     assert [n for n in names if n not in folders] == ["campaign.jsonl"], names
     for name in folders:
         assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
-        assert isinstance(load_bug(out / name).meta["policy"]["seed"], int)
+        assert isinstance(load_bug(out / name).meta.policy["seed"], int)
     _log(out)  # raises on a half-written line
 
 
@@ -112,14 +112,14 @@ def test_each_campaign_draws_its_seed_and_a_given_seed_reproduces(tmp_path, caps
     for k in range(2):
         seed, metas = _fault_campaign(tmp_path / f"drawn{k}", None)
         assert isinstance(seed, int) and len(metas) == 2  # every test of the "wrong" backend is a bug
-        assert [m["policy"]["seed"] for m in metas] == [seed, seed]
-        assert sorted(m["seed"] for m in metas) == [seed, seed + 1]
+        assert [m.policy["seed"] for m in metas] == [seed, seed]
+        assert sorted(m.seed for m in metas) == [seed, seed + 1]
         assert f"seed {seed}: rerun with mgen.seed={seed}" in capsys.readouterr().err
         seeds.append(seed)
     assert seeds[0] != seeds[1]
     # the first campaign again, from its printed seed: the same graphs
     seed, metas = _fault_campaign(tmp_path / "again", seeds[0])
-    assert seed == seeds[0] and [m["policy"]["seed"] for m in metas] == [seed, seed]
+    assert seed == seeds[0] and [m.policy["seed"] for m in metas] == [seed, seed]
     for name in ("0000", "0001"):
         assert (tmp_path / "again" / name / "gir.json").read_text() == \
             (tmp_path / "drawn0" / name / "gir.json").read_text()
