@@ -323,7 +323,8 @@ def _dec(v):
 
 def _hint(e: Exception) -> str:
     text = str(e)
-    if isinstance(e, TypeError) and ("ArithRef" in text or "BoolRef" in text or "Z3" in text):
+    on_terms = isinstance(e, TypeError) and ("ArithRef" in text or "BoolRef" in text or "Z3" in text)
+    if on_terms or "cannot be cast to concrete Boolean" in text:  # max(), min(), if/and/or on a z3 term
         return ("; the rules also run on z3 terms: use nnfuzz.abstract.arith (smax/smin for max/min, "
                 "If/And/Or for if/and/or); // and % work on symbolic ints directly")
     return ""

@@ -55,7 +55,11 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     v, want = judged.verdict, recorded_signature(bug)
     if not v.is_bug:
         return Replay(NOT_REPRODUCED, v, want, None, info.version)
-    now = replay_meta(bug.meta.replace(system=info.name), judged, res, _localizer(bug, sandbox, tolerances))
+    # a folder saved without a divergent node (its localization was cut by the campaign's time bound, or
+    # failed) is compared on the same footing: the replay keeps that record instead of localizing anew
+    localized = bug.meta.first_divergent_node is not None
+    now = replay_meta(bug.meta.replace(system=info.name), judged, res,
+                      _localizer(bug, sandbox, tolerances) if localized else None)
     sig = bug_signature(now, v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
     return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version)
