@@ -115,25 +115,29 @@ def test_meta_schema_versions(tmp_path, capsys):
     assert f"schema {SCHEMA_VERSION + 1}" in err and f"reads meta.json schema {SCHEMA_VERSION}" in err, err
 
 
-def test_a_folder_saved_unlocalized_reproduces(tmp_path):
+
+def test_a_folder_saved_unlocalized_reproduces(tmp_path, monkeypatch):
     """A campaign whose time bound cut the localization short saves no divergent node (signature
     "unlocalized | <summary>"); its replay is compared on that footing instead of localizing anew, which
-    would name the node and call the very same failure "fails differently"."""
-    import onnxruntime as ort
+    would name the first node and call the very same failure "fails differently". The fault backend
+    (tests/fuzz/fault_backend.py) computes every model wrongly, so a new localization would find a node."""
+    from pathlib import Path
 
-    gir = generate_graph(GenPolicy(max_nodes=3, dtypes=["float32"], include=["Sigmoid"]), seed=3)
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.triage.repro import REPRODUCED, replay
+    from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    gir = generate_graph(GenPolicy(max_nodes=3, dtypes=["float32"], include=["Relu", "Add", "Sigmoid"]), seed=3)
     model = build_model(gir, 3)
-    onnx_model = model.onnx
-    for node in onnx_model.graph.node:  # a miscompiled model: Tanh where the graph says Sigmoid
-        if node.op_type == "Sigmoid":
-            node.op_type = "Tanh"
-    data = onnx_model.SerializeToString()
-    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, model.oracle.input)))
-    summary = compare(model.oracle.output, got).summary
-    assert compare(model.oracle.output, got).is_bug, "the tampered model must disagree"
-    meta = BugMeta(system="ort-cpu", version="x", symptom="inconsistency", version_id="x", stage="verify",
-                   summary=summary, first_divergent_node=None, blame="unlocalized")
-    folder = BugStore(tmp_path / "bugs").save(model_bytes=data, gir_text=gir.dumps(),
-                                              oracle=model.oracle.to_dict(), meta=meta, err_log=summary)
-    assert main(["repro", str(folder)]) == 0
+    data = model.onnx.SerializeToString()
+    with Sandbox("fault-cpu", {"always": "wrong"}, backend_path="fault_backend:FaultBackend") as sandbox:
+        sandbox.start()
+        got = sandbox.run(data, model.oracle.input).outputs
+        summary = compare(model.oracle.output, got).summary
+        meta = BugMeta(system="fault-cpu", version="1.0-fault", symptom="inconsistency", version_id="x",
+                       stage="verify", summary=summary, first_divergent_node=None, blame="unlocalized")
+        folder = BugStore(tmp_path / "bugs").save(model_bytes=data, gir_text=gir.dumps(),
+                                                  oracle=model.oracle.to_dict(), meta=meta, err_log=summary)
+        r = replay(load_bug(folder), sandbox, DEFAULT_TOLERANCES)
+    assert r.outcome == REPRODUCED, r.describe("inconsistency")
