@@ -86,6 +86,10 @@ class Campaign:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
+    def run_timeout(self) -> float:
+        """The timeout of one sandbox run: fuzz.test_timeout, cut to the campaign's time left."""
+        return max(0.05, min(self.cfg.test_timeout, self.left()))
+
     def run(self, sandbox, expected=None) -> Counters:
         """Run tests until the time bound (or max_tests). ``sandbox`` (and ``expected``, the sandbox of
         the oracle's expected side, if any) are started by the caller."""

@@ -136,8 +136,7 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
             continue  # a single op that will not export is left enabled; the campaign reports it
-        res = sandbox.run_model(model, model.oracle.input,
-                          timeout=max(0.05, min(cc.test_timeout, campaign.left())))
+        res = sandbox.run_model(model, model.oracle.input, timeout=campaign.run_timeout())
         verdict = judge(res, None, engine)
         if verdict.outcome is Outcome.UNSUPPORTED and len(batch) > 1:
             stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]

@@ -42,8 +42,6 @@ class Produced:
     def twins(self):
         """(ReferenceData with the float64 twins, why they are missing or ""): computed on a copy of the
         model (rebuilt from the graph and values when made in another process); this record is unchanged."""
-        import dataclasses
-
         from nnfuzz.gir import GraphIR
         from nnfuzz.materialize.model import build_model
         from nnfuzz.triage.judging import model_twins

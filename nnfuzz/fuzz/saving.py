@@ -78,7 +78,7 @@ def _localize(c: "Campaign", sandbox, p: "Produced") -> dict:
     def run(model, inputs):
         if c.left() <= 0:
             return None
-        r = sandbox.run_model(model, inputs, timeout=max(0.05, min(c.cfg.test_timeout, c.left())))
+        r = sandbox.run_model(model, inputs, timeout=c.run_timeout())
         return r.outputs if r.status == "ok" else None
 
     t0 = time.perf_counter()

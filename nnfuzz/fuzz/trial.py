@@ -29,7 +29,7 @@ class Tested:
 
 def run_on(c: "Campaign", sandbox, p: "Produced"):
     """Run ``p`` on ``sandbox``; None when the campaign's own time bound cut it short."""
-    timeout = max(0.05, min(c.cfg.test_timeout, c.left()))
+    timeout = c.run_timeout()
     res = sandbox.run(p.payload(sandbox.format), p.oracle.input, timeout=timeout)
     if res.status == "timeout" and timeout < c.cfg.test_timeout:
         return None  # cut short by the campaign's own time bound: not tested, not a timeout
