@@ -38,6 +38,8 @@ class Model:
     weights: Dict[str, np.ndarray]
     oracle: ReferenceData                # the inputs and reference outputs (oracle.pkl)
     onnx: object = None  # onnx.ModelProto once exported
+    export: object = None  # the ExportSpec it was exported with (the opset actually used)
+    spellings: Dict[str, Dict[str, str]] = field(default_factory=dict)  # drawn per node (direct path)
     timings: Dict[str, float] = field(default_factory=dict)
     # kept (not serialised) to compute the twins on demand: the GraphModule, its torch inputs, the seed
     module: object = None
@@ -53,11 +55,11 @@ def random_values(gir: GraphIR, rng: np.random.Generator):
     return weights, inputs
 
 
-def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17,
-                export_timeout_s: float = 30.0, twins: bool = False, search=None,
+def build_model(gir: GraphIR, seed: int, *, export=True, twins: bool = False, search=None,
                 values: Optional[tuple] = None) -> Model:
     """Weights and inputs, torch-eager reference outputs (checked against type_transfer), and, with
-    ``export``, the ONNX model checked by the full checker and shape inference.
+    ``export`` (an ExportSpec; True: the default one, spellings drawn from ``seed``), the ONNX model
+    checked by the full checker and shape inference.
 
     Values are drawn from ``seed``; with ``search`` (a SearchConfig) the gradient-guided search then
     looks for values that keep every value in the graph safe, and when it finds none within its
@@ -101,10 +103,12 @@ def build_model(gir: GraphIR, seed: int, *, export: bool = True, opset: int = 17
         add_twins(model)
     model.timings["torch_s"] = time.perf_counter() - t0
     if export:
-        from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
+        from nnfuzz.materialize.onnx.export import check_onnx, to_onnx
+        from nnfuzz.materialize.onnx.spec import ExportSpec
 
+        spec = ExportSpec(seed=seed) if export is True else export
         t0 = time.perf_counter()
-        proto = export_onnx(module, xs, gir.inputs, gir.outputs, opset=opset, timeout_s=export_timeout_s)
+        proto, model.export, model.spellings = to_onnx(gir, weights, module, xs, spec)
         model.timings["export_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where="generated model")

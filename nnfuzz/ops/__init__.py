@@ -14,7 +14,7 @@ import importlib.util
 import pkgutil
 from typing import List
 
-ASPECTS = ("spec", "torch", "tf", "numpy", "ranges", "search")
+ASPECTS = ("spec", "torch", "tf", "onnx", "numpy", "ranges", "search")
 _loaded: set = set()
 _loading: set = set()
 

@@ -1,7 +1,7 @@
-"""Export a torch module to ONNX. The one place that knows which torch exporter is used.
-
-The TorchScript exporter (``dynamo=False``) is ~100x faster than the dynamo one and handles every
-graph nnfuzz makes; when torch removes it, only ``_export_bytes`` has to change.
+"""A built model to ONNX, by either path behind one function (``to_onnx``): the direct lowering
+(``direct.py``) or torch's exporter. The one place that knows which torch exporter is used: the
+TorchScript one (``dynamo=False``), ~100x faster than the dynamo one; when torch removes it, only
+``_export_bytes`` has to change.
 """
 from __future__ import annotations
 
@@ -17,6 +17,17 @@ from nnfuzz.errors import ExportError, OpDefinitionError
 from nnfuzz.timeout import time_limit
 
 DEFAULT_OPSET = 17
+
+
+def to_onnx(gir, weights, module, torch_inputs, spec):
+    """(ModelProto, the ExportSpec used, {var: {key: spelling}}) by ``spec.via``; ExportError on failure."""
+    if spec.via == "onnx":
+        from nnfuzz.materialize.onnx.direct import build_onnx
+
+        with time_limit(spec.timeout_s, what="ONNX building"):
+            return build_onnx(gir, weights, spec)
+    proto = export_onnx(module, torch_inputs, gir.inputs, gir.outputs, opset=spec.opset, timeout_s=spec.timeout_s)
+    return proto, spec, {}
 
 
 def _export_bytes(module, args: tuple, input_names, output_names, opset: int) -> bytes:
