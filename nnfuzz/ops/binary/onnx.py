@@ -6,7 +6,7 @@ Every drawn spelling gives the same bits as the canonical one on every input, Na
 ``Not(Less)`` for float ``>=``: it would say True for a NaN). The family's Div, Pow and Fmod take floats
 only (see spec.py), so ONNX's integer Div (truncating) and integer Pow never appear here.
 """
-from nnfuzz.abstract.dtype import DTYPE_SIGNED_INTS
+from nnfuzz.abstract.dtype import DTYPE_SIGNED_INTS, DType
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.binary import spec as B
 
@@ -76,13 +76,18 @@ onnx_lowers(B.Greater)(_strict("Greater", "Less"))
 onnx_lowers(B.Less)(_strict("Less", "Greater"))
 
 
+OR_EQUAL_BF16_SINCE = 16  # GreaterOrEqual/LessOrEqual take bfloat16 from opset 16 (Greater, Equal: 13)
+
+
 def _or_equal(op_type, mirror, strict, opposite):
     """x >= y as GreaterOrEqual(x, y), LessOrEqual(y, x), Or(Greater(x, y), Equal(x, y)), and for
-    integers also Not(Less(x, y)) (wrong for floats: a NaN compares False both ways)."""
+    integers also Not(Less(x, y)) (wrong for floats: a NaN compares False both ways). bfloat16 before
+    opset 16 has only the Or form."""
     def lower(op, g, x, y):
-        options = {op_type: lambda: g.op(op_type, x, y),
-                   mirror: lambda: g.op(mirror, y, x),
-                   f"Or({strict},Equal)": lambda: g.op("Or", g.op(strict, x, y), g.op("Equal", x, y))}
+        options = {}
+        if g.dtype(x) is not DType.bfloat16 or g.opset >= OR_EQUAL_BF16_SINCE:
+            options = {op_type: lambda: g.op(op_type, x, y), mirror: lambda: g.op(mirror, y, x)}
+        options[f"Or({strict},Equal)"] = lambda: g.op("Or", g.op(strict, x, y), g.op("Equal", x, y))
         if not g.dtype(x).is_float:
             options[f"Not({opposite})"] = lambda: g.op("Not", g.op(opposite, x, y))
         return _spell(g, op_type, options)

@@ -48,9 +48,21 @@ def _one_node(op_type):
     return lower
 
 
-for _cls, _type in {R.ReduceSum: "ReduceSum", R.ReduceProd: "ReduceProd", R.ReduceMean: "ReduceMean",
+for _cls, _type in {R.ReduceProd: "ReduceProd", R.ReduceMean: "ReduceMean",
                     R.ReduceMax: "ReduceMax", R.ReduceMin: "ReduceMin"}.items():
     onnx_lowers(_cls)(_one_node(_type))
+
+NARROW_INTS = (DType.int8, DType.int16, DType.uint8)  # ONNX ReduceSum has no kernel type for them
+
+
+@onnx_lowers(R.ReduceSum)
+def _sum(op, g, x):
+    """ReduceSum; an 8/16-bit integer input is summed in int32 or int64 (drawn) and cast back: ONNX's
+    Cast between integers keeps the low bits (two's complement), so the sum wraps as torch's does."""
+    if g.dtype(x) not in NARROW_INTS:
+        return reduce(g, "ReduceSum", x, [op.axis], op.keepdims)
+    wide = g.cast(x, g.draw("accumulator", [DType.int32, DType.int64]))
+    return g.cast(reduce(g, "ReduceSum", wide, [op.axis], op.keepdims), g.dtype(x))
 
 
 @onnx_lowers(R.ReduceL1)
@@ -100,7 +112,7 @@ onnx_lowers(R.ArgMin)(_arg("ArgMin"))
 
 def _softmax_axis(g, axis, rank):
     """Softmax's axis attribute (one axis from opset 13): omitted when it is the last (the default)."""
-    if axis == rank - 1 and g.flip("axis", "default", "given"):
+    if axis == rank - 1 and g.flip("axis_attr", "default", "given"):
         return None
     return g.axis(axis, rank)
 
