@@ -78,6 +78,7 @@ def test_each_dtype_agrees_with_numpy(cls, dtype):
 SPELLINGS = {
     "Add": (DType.float32, {"x,y", "y,x"}),
     "Sub": (DType.int32, {"Sub", "Add(Neg)"}),
+    "Pow": (DType.float32, {"Pow", "wider exponent"}),
     "Max": (DType.float32, {"x,y", "y,x", "x,y,x"}),
     "Less": (DType.float32, {"Less", "Greater"}),
     "GreaterEqual": (DType.int32, {"GreaterOrEqual", "LessOrEqual", "Or(Greater,Equal)", "Not(Less)"}),

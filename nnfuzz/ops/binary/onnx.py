@@ -42,9 +42,17 @@ def _div(op, g, x, y):
     return g.op("Div", x, y)
 
 
+WIDER = {DType.float16: DType.float32, DType.bfloat16: DType.float32, DType.float32: DType.float64}
+
+
 @onnx_lowers(B.Pow)
 def _pow(op, g, x, y):
-    return g.op("Pow", x, y)
+    """Pow(x, y), or with the exponent cast to a wider float type (exact; ONNX Pow takes an exponent
+    of another type and gives x's)."""
+    options = {"Pow": lambda: g.op("Pow", x, y)}
+    if g.dtype(y) in WIDER:
+        options["wider exponent"] = lambda: g.op("Pow", x, g.cast(y, WIDER[g.dtype(y)]))
+    return _spell(g, "Pow", options)
 
 
 @onnx_lowers(B.Fmod)
