@@ -64,6 +64,8 @@ class BugMeta:
                                         {"via": "torch", "opset": self.opset})
         except ConfigError as e:
             raise BugFolderError(f"meta.json: {e}") from None
+        except Exception as e:  # noqa: BLE001 - whatever a hostile record makes the checks raise: refused
+            raise BugFolderError(f"meta.json: export record {self.export!r} is malformed ({type(e).__name__}: {e})") from None
 
     def to_json(self) -> dict:
         """The meta.json object (``extra`` keys merged back in)."""
@@ -89,7 +91,11 @@ class BugMeta:
                                  f"and older: upgrade nnfuzz to read this folder")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         known = {k: v for k, v in obj.items() if k in names}
-        return cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
+        meta = cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
+        if meta.export is not None and not isinstance(meta.export, dict):
+            raise BugFolderError(f"{where}: export={meta.export!r} must be an object (via, opset, spelling, seed)")
+        meta.export_spec()  # a malformed export record is refused here, not when a model is rebuilt
+        return meta
 
 
 def read_meta(path: Path, required=REQUIRED) -> BugMeta:
