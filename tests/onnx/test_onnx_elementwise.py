@@ -5,10 +5,9 @@ a naive composition loses digits (log1p, expm1, softplus tails), a constant roun
 ReferenceEvaluator runs every model, canonical and with drawn spellings, at the oldest, a middle and
 the newest opset, and is compared with torch eager.
 """
-import math
-
 import numpy as np
 import pytest
+from onnx_reference_fixes import REFERENCE_FIXES
 from single_op import single_op_models
 
 from nnfuzz.abstract import AbsTensor, DType
@@ -22,25 +21,6 @@ from nnfuzz.ops.select import spec as S
 from nnfuzz.ops.tfonly import spec as T
 
 onnx_ref = pytest.importorskip("onnx.reference")
-from onnx.reference.ops.op_erf import Erf as _OnnxErf  # noqa: E402
-from onnx.reference.ops.op_softsign import Softsign as _OnnxSoftsign  # noqa: E402
-
-
-class Erf(_OnnxErf):
-    """onnx 1.23's Erf computes float64 in float32 (np.vectorize(erf, otypes=["f"])): 3e-7 off."""
-
-    def _run(self, x):
-        return (np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64)).astype(x.dtype),)
-
-
-class Softsign(_OnnxSoftsign):
-    """onnx 1.23's Softsign fails on a 0-d input (np.divide into the scalar np.abs returned)."""
-
-    def _run(self, x):
-        return ((x / (np.abs(x) + x.dtype.type(1))).astype(x.dtype),)
-
-
-REFERENCE_FIXES = [Erf, Softsign]
 
 OPSETS = sorted({FIRST_OPSET, 18, newest_opset()})
 SPELLINGS = [("canonical", 0)] + [("random", s) for s in range(1, 7)]
