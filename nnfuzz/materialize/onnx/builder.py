@@ -85,9 +85,9 @@ def first_opset_with(op_type: str, in_types: Tuple[int, ...], attrs: dict, n_out
 class OnnxGraph:
     """Nodes, initializers and value types of an ONNX graph being written at ``opset``."""
 
-    def __init__(self, opset: int, rng: Optional[np.random.Generator] = None, last_opset: int = None):
+    def __init__(self, opset: int, rng: Optional[np.random.Generator] = None):
         self.opset = opset
-        self.last_opset = last_opset or defs.onnx_opset_version()
+        self.last_opset = defs.onnx_opset_version()
         self.rng = rng
         self.nodes: List = []
         self.initializers: List = []
