@@ -1,13 +1,10 @@
 """The ONNX lowerings of the binary, reduce and norm families beyond test_direct_lowering.py: every dtype
 of each op (not only the float32/int32/bool representatives), and every drawn spelling of each op
 reached and agreeing with the numpy reference under ONNX's ReferenceEvaluator.
-
-The ReferenceEvaluator's BatchNormalization of opsets 9-13 normalises with training statistics whenever
-``momentum`` is set, and it sets it from the schema's default, so a one-output (inference) node
-is evaluated wrongly there; ``BatchNormalization`` below is inference mode as the ONNX spec defines it.
 """
 import numpy as np
 import pytest
+from onnx_reference_fixes import REFERENCE_FIXES
 from single_op import single_op_models
 
 from nnfuzz.abstract import OP_REGISTRY, load_builtin_ops
@@ -18,7 +15,6 @@ from nnfuzz.materialize.onnx.spec import FIRST_OPSET, ExportSpec, newest_opset
 from nnfuzz.reference import evaluate
 
 onnx_ref = pytest.importorskip("onnx.reference")
-from onnx.reference.op_run import OpRun  # noqa: E402
 
 load_builtin_ops()
 FAMILIES = ("binary", "reduce", "norm")
@@ -28,21 +24,11 @@ OPS = sorted((c for c in OP_REGISTRY.values() if c.__module__.startswith("nnfuzz
 TOLERANCE = {DType.float16: 1e-2, DType.bfloat16: 4e-2, DType.float32: 1e-4, DType.float64: 1e-9}
 
 
-class BatchNormalization(OpRun):
-    """Inference-mode BatchNormalization (see the module docstring)."""
-    op_domain = ""
-
-    def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None, training_mode=None):
-        per_channel = (-1,) + (1,) * (x.ndim - 2)
-        s, b, m, v = (a.reshape(per_channel) for a in (scale, bias, mean, var))
-        return ((x - m) / np.sqrt(v + epsilon) * s + b).astype(x.dtype),
-
-
 def _run_and_compare(gir, model, spec, what):
     proto, used, drawn = build_onnx(gir, model.weights, spec)
     where = f"{what} at opset {used.opset}, {drawn}"
     check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where=where)
-    got = onnx_ref.ReferenceEvaluator(proto, new_ops=[BatchNormalization]).run(None, dict(model.oracle.input))
+    got = onnx_ref.ReferenceEvaluator(proto, new_ops=REFERENCE_FIXES).run(None, dict(model.oracle.input))
     want = evaluate(gir, model.weights, model.oracle.input)
     for name, g in zip(gir.outputs, got):
         g, w = np.asarray(g), want[name]
