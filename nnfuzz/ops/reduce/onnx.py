@@ -3,7 +3,7 @@
 Reductions write ``axes`` as the opset requires (an input from opset 18, from 13 for ReduceSum; an
 attribute before), the axis positive or negative, ``keepdims=1`` given or left to its default, and
 ``noop_with_empty_axes=0`` given or omitted where it exists; a rank-1 input may omit ``axes`` (all
-axes). ReduceL1, ReduceL2 and LogSumExp may be composed (ReduceSum(Abs), Sqrt(ReduceSumSquare), the
+axes); one without keepdims may keep the dim and Squeeze it. ReduceL1, ReduceL2 and LogSumExp may be composed (ReduceSum(Abs), Sqrt(ReduceSumSquare), the
 max-shifted log-sum-exp), Softmax and LogSoftmax too; compositions of float16/bfloat16 run in
 float32 between two Casts, as torch's CPU kernels accumulate those types in float32.
 """
@@ -29,8 +29,23 @@ def in_float32(g, x, compose):
     return g.cast(compose(g, g.cast(x, DType.float32)), dt)
 
 
+def kept_then_squeezed(g, reduced, axes, rank):
+    """A reduction without keepdims written as one with keepdims (``reduced(True)``) followed by a
+    Squeeze of ``axes`` (drawn), else ``reduced(False)``."""
+    if not g.flip("squeeze", "keepdims+Squeeze", "keepdims=0"):
+        return reduced(False)
+    return g.op("Squeeze", reduced(True), g.ints(g.axes(axes, rank)))
+
+
 def reduce(g, op_type, x, axes, keepdims: bool):
     """``op_type`` over ``axes`` (non-negative) of ``x``, in a drawn spelling of its arguments."""
+    rank = g.rank(x)
+    if not keepdims:
+        return kept_then_squeezed(g, lambda keep: _reduce_node(g, op_type, x, axes, keep), axes, rank)
+    return _reduce_node(g, op_type, x, axes, True)
+
+
+def _reduce_node(g, op_type, x, axes, keepdims: bool):
     rank = g.rank(x)
     since = 13 if op_type == "ReduceSum" else AXES_INPUT_SINCE
     attrs = {"keepdims": 1 if g.flip("keepdims", "given", "default") else None} if keepdims else {"keepdims": 0}
@@ -97,12 +112,17 @@ def _log_sum_exp(op, g, x):
 
 def _arg(op_type):
     """ArgMax/ArgMin keep the first extreme index (select_last_index=0, given or default)."""
-    def lower(op, g, x):
-        attrs = {"axis": g.axis(op.axis, g.rank(x)), "keepdims": 0 if not op.keepdims else
+    def node(g, x, axis, keepdims):
+        attrs = {"axis": g.axis(axis, g.rank(x)), "keepdims": 0 if not keepdims else
                  (1 if g.flip("keepdims", "given", "default") else None)}
         if g.flip("select_last_index", "given", "default"):
             attrs["select_last_index"] = 0
         return g.op(op_type, x, **attrs)
+
+    def lower(op, g, x):
+        if op.keepdims:
+            return node(g, x, op.axis, True)
+        return kept_then_squeezed(g, lambda keep: node(g, x, op.axis, keep), [op.axis], g.rank(x))
     return lower
 
 
