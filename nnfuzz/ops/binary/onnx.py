@@ -3,17 +3,15 @@ equivalent spellings (operands of a symmetric op swapped, a comparison written a
 composed, a logic op by De Morgan, Sub as Add of Neg).
 
 Every drawn spelling gives the same bits as the canonical one on every input, NaN included (hence no
-``Not(Less)`` for float ``>=``: it would say True for a NaN). The family's Div, Pow and Fmod take floats
-only (see spec.py), so ONNX's integer Div (truncating) and integer Pow never appear here.
+``Not(Less)`` for float ``>=``: it would say True for a NaN), except Pow with its exponent widened
+(exactly), which a runtime may evaluate in the wider type: the same power, within an ulp.
+The family's Div, Pow and Fmod take floats only (see spec.py), so ONNX's integer Div (truncating) and
+integer Pow never appear here.
 """
 from nnfuzz.abstract.dtype import DTYPE_SIGNED_INTS, DType
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.binary import spec as B
-
-
-def _spell(g, key, options):
-    """Run the drawn one of ``options`` ({label: thunk}; the first label is canonical)."""
-    return options[g.draw(key, list(options))]()
+from nnfuzz.ops.reduce.onnx import spell as _spell
 
 
 def _symmetric(op_type):
