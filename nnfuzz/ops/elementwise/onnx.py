@@ -14,7 +14,7 @@ import numpy as np
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.onnx.lowering import onnx_each, onnx_lowers
 from nnfuzz.ops.elementwise import spec as E
-from nnfuzz.ops.elementwise.onnx_math import (HALF, attr, clip, elu_like, has, log1p, opmath, softplus,
+from nnfuzz.materialize.onnx.compose import (HALF, attr, clip, elu_like, has, log1p, opmath, softplus,
                                               spell)
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946  # torch's
@@ -114,7 +114,8 @@ def _gelu_formula(g, v, approximate):
     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))."""
     one, half = g.like(1, v), g.like(0.5, v)
     if approximate == "none":
-        return g.op("Mul", g.op("Mul", v, half), g.op("Add", one, g.op("Erf", g.op("Mul", v, g.like(math.sqrt(0.5), v)))))
+        erf = g.op("Erf", g.op("Mul", v, g.like(math.sqrt(0.5), v)))
+        return g.op("Mul", g.op("Mul", v, half), g.op("Add", one, erf))
     beta = 1.41421356237309504880 * 1.12837916709551257390 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
     cube = g.op("Mul", g.op("Mul", v, v), v)
     inner = g.op("Mul", g.like(beta, v), g.op("Add", v, g.op("Mul", g.like(0.044715, v), cube)))
@@ -196,6 +197,11 @@ def _hard_sigmoid(op, g, x):
     })
 
 
+def _hard_swish_formula(g, v):
+    """torch's hardswish kernel: x * min(max(x + 3, 0), 6) / 6."""
+    return g.op("Div", g.op("Mul", v, clip(g, g.op("Add", v, g.like(3, v)), 0, 6)), g.like(6, v))
+
+
 @onnx_lowers(E.HardSwish)
 def _hard_swish(op, g, x):
     """HardSwish (opset 14), x * HardSigmoid(x) (both with a float32 1/6: not for float64), or
@@ -204,8 +210,7 @@ def _hard_swish(op, g, x):
     return spell(g, "hard_swish", {
         "HardSwish": (lambda: g.op("HardSwish", x)) if f32_ok and has(g, "HardSwish", g.dtype(x)) else None,
         "Mul-HardSigmoid": (lambda: g.op("Mul", x, _hard_sigmoid_node(g, x))) if f32_ok else None,
-        "formula": lambda: opmath(g, x, lambda v: g.op("Div", g.op("Mul", v, clip(g, g.op("Add", v, g.like(3, v)), 0, 6)),
-                                                       g.like(6, v))),
+        "formula": lambda: opmath(g, x, lambda v: _hard_swish_formula(g, v)),
     })
 
 
@@ -220,13 +225,19 @@ def _mish(op, g, x):
     })
 
 
+def _silu_formula(g, v):
+    """torch's silu kernel: x / (1 + e^-x)."""
+    return g.op("Div", v, g.op("Add", g.like(1, v), g.op("Exp", g.op("Neg", v))))
+
+
 @onnx_lowers(E.Silu)
 def _silu(op, g, x):
     """x * Sigmoid(x), Swish (opset 24), or torch's kernel x / (1 + e^-x)."""
+    swish = has(g, "Swish", g.dtype(x))
     return spell(g, "silu", {
         "Mul-Sigmoid": lambda: g.op("Mul", x, g.op("Sigmoid", x)),
-        "Swish": (lambda: g.op("Swish", x, alpha=attr(g, "alpha", 1.0, 1.0))) if has(g, "Swish", g.dtype(x)) else None,
-        "formula": lambda: opmath(g, x, lambda v: g.op("Div", v, g.op("Add", g.like(1, v), g.op("Exp", g.op("Neg", v))))),
+        "Swish": (lambda: g.op("Swish", x, alpha=attr(g, "alpha", 1.0, 1.0))) if swish else None,
+        "formula": lambda: opmath(g, x, lambda v: _silu_formula(g, v)),
     })
 
 
@@ -269,7 +280,7 @@ def _log2(op, g, x):
 
 @onnx_lowers(E.Log1p)
 def _log1p(op, g, x):
-    """log(1 + x) composed to a few ulps (ONNX has no Log1p): see onnx_math.log1p."""
+    """log(1 + x) composed to a few ulps (ONNX has no Log1p): see compose.log1p."""
     return opmath(g, x, lambda v: log1p(g, v))
 
 

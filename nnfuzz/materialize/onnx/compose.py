@@ -1,6 +1,8 @@
-"""Numerics that ONNX has no node for, written with ONNX nodes: what the elementwise ONNX lowerings
-(and other families' ones) compose. Each is accurate to a few ulps, like the torch kernel it stands
-for, where the textbook one-liner (Log(1 + x), Exp(x) - 1) loses every digit of a small result.
+"""Helpers for ONNX lowerings that compose nodes: drawing a spelling among those writable at the
+graph's opset (``has``, ``spell``, ``attr``), computing half types as torch's kernels do (``opmath``),
+and numerics ONNX has no node for (``log1p``, ``expm1``, torch's ``softplus`` and elu kernel), each
+accurate to a few ulps like the torch kernel it stands for, where the textbook one-liner (Log(1 + x),
+Exp(x) - 1) loses every digit of a small result.
 """
 from __future__ import annotations
 
