@@ -1,12 +1,15 @@
 """Campaign throughput with the sandbox on: tests per second for 10-node graphs, and where the time goes.
 
     python benchmarks/fuzz_throughput.py [--seconds 120] [--backends ort-cpu,tvm-cpu] [--oracle optlevel]
+                                         [--via onnx,torch]
 
 For each backend (default: every CPU backend that can run here): a campaign of --seconds (after a
 warm-up that fills the probe cache), printing tests/s and the share of time in generation / value
 search / export / compile / run / IPC (sandbox round trip). compile and execute include the oracle's
 expected side when it is another run (TF eager for xla-cpu and tflite-cpu, the unoptimised run for
---oracle optlevel). ``--no-search`` measures the same with plain random values.
+--oracle optlevel). ``--no-search`` measures the same with plain random values. ``--via`` names the
+ONNX paths measured (onnx: written directly, opsets and spellings drawn; torch: torch's exporter at
+opset 17), one campaign each.
 With producer processes, generation and export overlap the tests, so their shares are of the
 producers' summed time and the shares can add up to more than 100%.
 Bugs go to a temporary folder that is deleted afterwards.
@@ -18,14 +21,17 @@ import tempfile
 from pathlib import Path
 
 
-def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference"):
+def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference",
+        via: str = "onnx"):
     from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
     from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.materialize.onnx.spec import ExportSpec
     from nnfuzz.materialize.search import SearchConfig
 
+    export = ExportSpec(via="onnx", opset=None) if via == "onnx" else ExportSpec(via="torch", opset=17)
     cc = CampaignConfig(backend=backend, backend_options={}, policy=GenPolicy(max_nodes=10, seed=1),
                         time_s=seconds, out=out, ui="plain", log=None, producers=producers,
-                        search=SearchConfig() if search else None, oracle=oracle)
+                        search=SearchConfig() if search else None, oracle=oracle, export=export)
     return run_campaign(cc)
 
 
@@ -37,23 +43,26 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=60.0, help="seconds of the probe-filling warm-up campaign")
     ap.add_argument("--producers", type=int, default=2, help="model-producing processes (0: in-process)")
     ap.add_argument("--no-search", action="store_true", help="plain random values (search=none)")
+    ap.add_argument("--via", default="onnx,torch", help="ONNX paths to measure: onnx, torch or both")
     args = ap.parse_args()
     rows = []
     for backend in _backends(args.backends):
-        with tempfile.TemporaryDirectory() as tmp:
-            one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle)  # probing is not measured
-            c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search, args.oracle)
-        secs = c.seconds
-        total = c.elapsed
-        phases = ("generate", "search", "export", "compile", "execute", "ipc")
-        share = {k: 100.0 * secs.get(k, 0.0) / total for k in phases}
-        other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
-        rows.append((backend, c.tests, c.rate(), share, other, dict(c.verdicts)))
+        for via in args.via.split(","):
+            with tempfile.TemporaryDirectory() as tmp:
+                one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle, via=via)  # probing: not measured
+                c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search, args.oracle,
+                        via)
+            secs = c.seconds
+            total = c.elapsed
+            phases = ("generate", "search", "export", "compile", "execute", "ipc")
+            share = {k: 100.0 * secs.get(k, 0.0) / total for k in phases}
+            other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
+            rows.append((f"{backend} via={via}", c.tests, c.rate(), share, other, dict(c.verdicts)))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes, "
           f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}")
     for backend, n, rate, share, other, verdicts in rows:
         parts = "  ".join(f"{k} {v:4.1f}%" for k, v in share.items())
-        print(f"{backend:12s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
+        print(f"{backend:22s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
 
 
 def _backends(arg: str):

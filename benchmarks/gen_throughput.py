@@ -1,11 +1,13 @@
 """Graph generation throughput on one core, and the attribute diversity binning buys.
 
 Prints, for graphs of 10 and 30 nodes: valid concrete graphs per second (generation alone) and models
-per second (generation + torch build + eager run + ONNX export + checker), each the median of
-several runs; then the number of distinct (op, attribute, value) triples over the same seeds with
+per second (generation + torch build + eager run + ONNX + checker) for both ONNX paths (written
+directly with drawn opsets and spellings, and torch's exporter), each the median of several runs; the
+median cost of writing one model's ONNX by each path (without and with the full checker and strict
+shape inference); then the number of distinct (op, attribute, value) triples over the same seeds with
 binning on and off.
 
-    python benchmarks/gen_throughput.py [--seconds 10] [--runs 3]
+    python benchmarks/gen_throughput.py [--seconds 10] [--runs 3] [--models 200]
 """
 from __future__ import annotations
 
@@ -43,11 +45,47 @@ def distinct_attrs(binning: bool, n_graphs: int) -> int:
     return len(seen)
 
 
+def _specs():
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
+    return ExportSpec(via="onnx", opset=None), ExportSpec(via="torch", opset=17)
+
+
+DIRECT, TORCH = _specs()
+
+
+def building_cost(ops, n_models: int) -> None:
+    """Median ms to write one 10-node model's ONNX by each path, on the same built models."""
+    import torch
+
+    from nnfuzz.generate import GenPolicy
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.onnx.export import check_onnx, to_onnx
+
+    p = GenPolicy(max_nodes=10)
+    models = [build_model(GraphGenerator(dataclasses.replace(p, seed=s), ops).generate(), s, export=False)
+              for s in range(n_models)]
+    for name, spec in (("direct", DIRECT), ("torch exporter", TORCH)):
+        plain, checked = [], []
+        for m in models:
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                proto, _, _ = to_onnx(m.gir, m.weights, m.module, m.torch_inputs, spec.for_model(m.seed))
+            t1 = time.perf_counter()
+            check_onnx(proto, [m.gir.vars[o] for o in m.gir.outputs], m.gir.outputs)
+            plain.append(t1 - t0)
+            checked.append(time.perf_counter() - t0)
+        print(f"ONNX building per 10-node model ({name}): median {1e3 * statistics.median(plain):6.2f} ms, "
+              f"with checker + strict shape inference {1e3 * statistics.median(checked):6.2f} ms ({len(models)} models)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=10.0, help="length of one measured run")
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (median reported)")
     ap.add_argument("--diversity-graphs", type=int, default=300)
+    ap.add_argument("--models", type=int, default=200, help="models per path for the ONNX building cost")
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
@@ -57,26 +95,29 @@ def main() -> None:
     from nnfuzz.generate import GenPolicy
     from nnfuzz.generate.opset import select_ops
     from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.generate.opset import usable_with
     from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
 
     print(f"one core, {args.runs} runs of {args.seconds:g}s each, median reported")
+    ops = select_ops(GenPolicy(), usable=usable_with({"torch"}, "onnx"))  # both paths: the same op set
+    building_cost(ops, args.models)
     for nodes in (10, 30):
         p = GenPolicy(max_nodes=nodes)
-        ops = select_ops(p, usable=has_torch_lowering)
 
-        def gen(seed, p=p, ops=ops):
+        def gen(seed, p=p):
             return GraphGenerator(dataclasses.replace(p, seed=seed), ops).generate()
 
-        def gen_export(seed):
-            build_model(gen(seed), seed)
+        def gen_export(seed, spec):
+            build_model(gen(seed), seed, export=spec.for_model(seed))
 
-        gen(0), gen_export(0)  # warm up imports and caches
+        paths = {"direct": DIRECT, "torch exporter": TORCH}
+        gen(0), [gen_export(0, s) for s in paths.values()]  # warm up imports and caches
         g = [rate(gen, args.seconds, 1000 * r) for r in range(args.runs)]
-        m = [rate(gen_export, args.seconds, 1000 * r) for r in range(args.runs)]
-        print(f"{nodes:2d} nodes: generation {statistics.median(g):7.1f} graphs/s   "
-              f"generation+torch+ONNX export {statistics.median(m):6.1f} models/s   "
-              f"(runs: {', '.join(f'{x:.0f}' for x in g)} | {', '.join(f'{x:.1f}' for x in m)})")
+        print(f"{nodes:2d} nodes: generation {statistics.median(g):7.1f} graphs/s (runs: {', '.join(f'{x:.0f}' for x in g)})")
+        for name, spec in paths.items():
+            m = [rate(lambda s: gen_export(s, spec), args.seconds, 1000 * r) for r in range(args.runs)]
+            print(f"          generation+torch+ONNX ({name}) {statistics.median(m):6.1f} models/s "
+                  f"(runs: {', '.join(f'{x:.1f}' for x in m)})")
     on, off = distinct_attrs(True, args.diversity_graphs), distinct_attrs(False, args.diversity_graphs)
     print(f"distinct (op, attribute, value) over {args.diversity_graphs} graphs of 10 nodes: "
           f"binning on {on}, off {off} ({on / max(off, 1):.2f}x)")

@@ -109,3 +109,14 @@ def search_config(cfg):
 
     sc = SearchConfig.from_dict(OmegaConf.to_container(cfg.search, resolve=True))
     return sc if sc.enabled else None
+
+
+def export_config(cfg):
+    """The models' ExportSpec template (the ``export`` section); a bad value is a ConfigError showing it."""
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
+    e = cfg.export
+    timeout = e.timeout_s
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ConfigError(f"export.timeout_s={timeout!r} must be a number of seconds > 0")
+    return ExportSpec(via=str(e.via), opset=e.opset, spelling=str(e.spelling), timeout_s=float(timeout))

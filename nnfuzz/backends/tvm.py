@@ -52,7 +52,8 @@ class _TvmBackend(Backend):
         mod = from_onnx(model, keep_params_in_input=False)
         ex = self.build(mod)
         vm = relax.VirtualMachine(ex, self.device_handle())
-        in_names = [i.name for i in model.graph.input]
+        params = {t.name for t in model.graph.initializer}  # a graph input with an initializer is a parameter
+        in_names = [i.name for i in model.graph.input if i.name not in params]
         out_names = [o.name for o in model.graph.output]
         return vm, in_names, out_names
 

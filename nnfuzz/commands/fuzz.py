@@ -24,7 +24,7 @@ from pathlib import Path
 def campaign_config(cfg):
     from omegaconf import OmegaConf
 
-    from nnfuzz.config import gen_policy, parse_duration, search_config
+    from nnfuzz.config import export_config, gen_policy, parse_duration, search_config
     from nnfuzz.errors import ConfigError
     from nnfuzz.fuzz.campaign import CampaignConfig
 
@@ -43,7 +43,7 @@ def campaign_config(cfg):
         policy=gen_policy(cfg), time_s=parse_duration(cfg.time), out=Path(str(f.out)),
         test_timeout=float(f.test_timeout), memory_limit_mb=int(f.memory_limit_mb), rerun=bool(f.rerun),
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
-        opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s), ui=str(cfg.ui),
+        export=export_config(cfg), ui=str(cfg.ui),
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,

@@ -25,21 +25,21 @@ def run(cfg) -> int:
     import dataclasses
 
     import nnfuzz
-    from nnfuzz.config import gen_policy, search_config
-    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.config import export_config, gen_policy, search_config
+    from nnfuzz.generate.opset import select_ops, usable_with
     from nnfuzz.generate.symbolic import GraphGenerator
     from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
     policy = gen_policy(cfg).with_concrete_seed()
     search = search_config(cfg)
+    export = export_config(cfg)
     n = int(cfg.n)
     if n < 1:
         from nnfuzz.errors import ConfigError
 
         raise ConfigError(f"n={n}; the number of models must be >= 1")
-    ops = select_ops(policy, usable=has_torch_lowering)
+    ops = select_ops(policy, usable=usable_with({"torch"}, export.via))
     out = Path(str(cfg.out))
     start = next_index(out)
     failures = 0
@@ -52,8 +52,7 @@ def run(cfg) -> int:
             try:
                 gir = GraphGenerator(pol, ops).generate()
                 t_gen = time.perf_counter() - t0
-                model = build_model(gir, seed, opset=int(cfg.export.opset), export_timeout_s=float(cfg.export.timeout_s),
-                                    search=search)
+                model = build_model(gir, seed, export=export.for_model(seed), search=search)
             except ConstraintError as e:
                 failures += 1
                 prog.log(f"seed {seed}: no graph: {e}")
@@ -67,7 +66,8 @@ def run(cfg) -> int:
             meta = {
                 "seed": seed, "nnfuzz": nnfuzz.__version__, "nodes": gir.n_nodes, "ops": gir.op_names(),
                 "finite": model.oracle.output is not None, "search": model.search, "policy": pol.to_dict(),
-                "opset": int(cfg.export.opset), "timings": {"gen_s": t_gen, **model.timings},
+                "opset": model.export.opset, "export": {**model.export.to_json(), "spellings": model.spellings},
+                "timings": {"gen_s": t_gen, **model.timings},
             }
             folder = out / f"{start + k:04d}"
             write_folder_atomic(folder, {

@@ -42,6 +42,6 @@ def run(cfg, positional, overrides) -> int:
     with Sandbox(bug.meta.system, bug.meta.backend_options, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         sandbox.start()
-        result = reduce_bug(bug, sandbox, tolerances, bug.meta.opset, float(budget))
+        result = reduce_bug(bug, sandbox, tolerances, float(budget))
     print(json.dumps(result))
     return 0 if result["status"] in ("reduced", "minimal") else 1

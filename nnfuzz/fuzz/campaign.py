@@ -16,6 +16,7 @@ from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.fuzz.trial import test
 from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.materialize.onnx.spec import ExportSpec
 from nnfuzz.triage.bugstore import BugStore
 from nnfuzz.triage.dedup import Deduper
 
@@ -39,8 +40,7 @@ class CampaignConfig:
     max_tests: int = 0
     log: Optional[str] = "campaign.jsonl"
     tolerances: Dict[str, tuple] = dataclasses.field(default_factory=dict)
-    opset: int = 17
-    export_timeout_s: float = 30.0
+    export: ExportSpec = dataclasses.field(default_factory=lambda: ExportSpec(opset=None))  # the models' template
     ui: str = "auto"
     probe: bool = True
     debug: bool = False
@@ -266,7 +266,7 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
 
     from nnfuzz.fuzz.expected import ExpectedSide, expected_side
     from nnfuzz.fuzz.sandbox import Sandbox
-    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.generate.opset import select_ops, usable_with
 
     spec = ExpectedSide("reference") if cc.backend_path else \
         expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
@@ -285,23 +285,14 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
         if cc.search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
             cc = dataclasses.replace(cc, search=dataclasses.replace(cc.search, int64_bits=32))
-        ops = select_ops(cc.policy, usable=usable_with(lowerings), dialects=() if "torch" in lowerings else lowerings)
+        via = cc.export.via if cc.onnx else None
+        ops = select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=() if "torch" in lowerings else lowerings)
         campaign = Campaign(cc, ops, spec, stop)
         if cc.probe:
-            from nnfuzz.fuzz.probe import probe_support
+            from nnfuzz.fuzz.probe import probe_opsets, probe_support
 
+            if cc.onnx and cc.export.opset is None:
+                cc = campaign.cfg = dataclasses.replace(cc, export=probe_opsets(
+                    [s for s in sides if s.format == "onnx"], cc, campaign))
             campaign.ops = probe_support(sandbox, ops, cc, campaign)
         return campaign.run(sandbox, expected)
-
-
-def usable_with(lowerings):
-    """The op filter for systems built from ``lowerings``: every model has a torch lowering (the value
-    search and the reference run on torch); TF systems also need a TF lowering. (Ops of the "tf" dialect
-    are offered only when every side is built from TF lowerings: select_ops' ``dialects``.)"""
-    from nnfuzz.materialize.torch.lowering import has_torch_lowering
-
-    if "tf" in lowerings:
-        from nnfuzz.materialize.tensorflow.lowering import has_tf_lowering
-
-        return lambda c: has_torch_lowering(c) and has_tf_lowering(c)
-    return has_torch_lowering

@@ -1,4 +1,7 @@
-"""Which op x dtype rows a backend supports, probed once per backend version and cached on disk.
+"""Which opsets and op x dtype rows a backend supports, probed once per backend version and cached on disk.
+
+Opsets (``probe_opsets``): a one-node model at each opset nnfuzz writes; the backend reads the ones it
+runs, and each model of a campaign with ``export.opset=null`` draws its opset from that range.
 
 Each row gets a one-op graph; many are merged side by side into one model and tested in the
 sandbox. A batch that the backend reports UNSUPPORTED is split in halves until the unsupported rows
@@ -15,6 +18,8 @@ import os
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+import numpy as np
 
 import nnfuzz
 from nnfuzz.abstract.dtype import DType
@@ -40,8 +45,8 @@ def parse_row(key: str) -> Row:
     return tuple(DType(x) for x in a.split(",") if x), tuple(DType(x) for x in b.split(",") if x)
 
 
-def cache_path(info, opset: int) -> Path:
-    """The probe cache file for a BackendInfo and opset."""
+def cache_path(info, opset) -> Path:
+    """The probe cache file for a BackendInfo and opset (or "opsets", for the opset probe)."""
     ident = json.dumps([info.name, info.version, info.version_id, opset, nnfuzz.__version__])
     return cache_dir() / f"{info.name}-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.json"
 
@@ -50,7 +55,7 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     """Probe (or load from cache) and return ``ops``; the campaign's generator rows are limited to
     the supported ones via ``campaign.rows``. Prints what was found."""
     info = sandbox.backend_info
-    path = cache_path(info, cc.opset)
+    path = cache_path(info, _probe_spec(cc).opset)
     cached: Dict[str, Dict[str, bool]] = json.loads(path.read_text()) if path.is_file() else {}
     todo = []
     for cls in ops:
@@ -61,10 +66,7 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     errors: Dict[str, str] = {}
     if todo:
         _probe_batches(sandbox, todo, cc, campaign, cached, errors)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(cached, indent=1, sort_keys=True))
-        os.replace(tmp, path)
+        _write_json(path, cached)
     unsupported = sorted(f"{op}[{k}]" for op, rows in cached.items() for k, ok in rows.items() if not ok)
     n_rows = sum(len(v) for v in cached.values())
     msg = (f"probe: {cc.backend} supports {n_rows - len(unsupported)}/{n_rows} op x dtype rows "
@@ -75,6 +77,63 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
             print(f"  unsupported: {item}" + (f": {errors[item]}" if item in errors else ""), flush=True)
     campaign.rows = {op: {parse_row(k) for k, ok in rows.items() if ok} for op, rows in cached.items()}
     return [c for c in ops if campaign.rows.get(c.name, True)]
+
+
+def _probe_spec(cc):
+    """Rows are probed at the newest opset the campaign writes, in the canonical spelling."""
+    return dataclasses.replace(cc.export, opset=cc.export.range[1] if cc.export.opset is None or cc.export.opsets
+                               else cc.export.opset, opsets=None, spelling="canonical")
+
+
+def probe_opsets(sandboxes, cc, campaign):
+    """The campaign's export template with ``opsets`` set to the opsets every ONNX sandbox reads (a
+    one-node model run at each opset nnfuzz writes; cached per backend version). Raises NNFuzzError
+    when some sandbox reads none of them."""
+    from nnfuzz.materialize.onnx.spec import FIRST_OPSET, newest_opset
+
+    lo, hi = FIRST_OPSET, newest_opset()
+    for sandbox in sandboxes:
+        path = cache_path(sandbox.backend_info, "opsets")
+        cached = json.loads(path.read_text()) if path.is_file() else {}
+        if str(hi) not in cached:
+            errors = {}
+            for o in range(FIRST_OPSET, hi + 1):
+                res = sandbox.run(_opset_model(o), {"x": np.ones(2, np.float32)}, timeout=campaign.run_timeout())
+                cached[str(o)] = res.status == "ok"
+                if res.status != "ok":
+                    errors[o] = f"{res.status}: {str(res.error)[:200]}"
+            _write_json(path, cached)
+            if cc.debug:
+                for o, e in errors.items():
+                    print(f"  opset {o}: {e}", flush=True)
+        ok = [o for o in range(FIRST_OPSET, hi + 1) if cached.get(str(o))]
+        if not ok:
+            raise NNFuzzError(f"{sandbox.backend_info.name} ran a one-node model at none of the opsets "
+                              f"{FIRST_OPSET}..{hi} (see debug=true); set export.opset to one it reads")
+        first = ok[0]
+        last = next((o - 1 for o in range(first, hi + 1) if o not in ok), hi)
+        lo, hi = max(lo, first), min(hi, last)
+        print(f"probe: {sandbox.backend_info.name} reads opsets {first}..{last} (cache {path})", flush=True)
+    if lo > hi:
+        raise NNFuzzError(f"the systems compared read no common opset; set export.opset")
+    return dataclasses.replace(cc.export, opsets=(lo, hi))
+
+
+def _opset_model(opset: int) -> bytes:
+    from onnx import TensorProto, helper
+
+    ops = [helper.make_opsetid("", opset)]
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "opset_probe",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    return helper.make_model(g, opset_imports=ops, ir_version=helper.find_min_ir_version_for(ops)).SerializeToString()
+
+
+def _write_json(path: Path, obj) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True))
+    os.replace(tmp, path)
 
 
 def _class_rows(cls, policy) -> List[Row]:
@@ -111,8 +170,10 @@ def merge(girs: List[GraphIR]) -> GraphIR:
 def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
     """Probe ``todo`` rows a batch at a time; the one-op graphs are made per batch, inside the budget."""
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.onnx.direct import Unspellable
 
     engine = sandbox.backend_info.engine
+    spec = _probe_spec(cc)
     chunks = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)][::-1]  # popped from the end: in order
     stack = []
     budget_end = time.monotonic() + max(3.0, 0.3 * cc.time_s)
@@ -128,10 +189,18 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
         if not batch:
             continue
         try:
-            model = build_model(merge([g for _, _, g in batch]), 0, opset=cc.opset, export=sandbox.format == "onnx",
-                                export_timeout_s=min(cc.export_timeout_s, campaign.left()))
+            model = build_model(merge([g for _, _, g in batch]), 0, export=dataclasses.replace(
+                spec, timeout_s=min(spec.timeout_s, campaign.left())) if sandbox.format == "onnx" else False)
         except InternalError:  # a bug in nnfuzz: shown, never taken for an op that does not export
             raise
+        except Unspellable as e:  # an op x dtype ONNX cannot write at the campaign's opsets: not offered
+            if len(batch) > 1:
+                stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
+            else:
+                cls, row, _ = batch[0]
+                cached.setdefault(cls.name, {})[row_key(row)] = False
+                errors[f"{cls.name}[{row_key(row)}]"] = str(e)
+            continue
         except NNFuzzError:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]

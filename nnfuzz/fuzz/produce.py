@@ -27,6 +27,8 @@ class Produced:
     search: Optional[Dict] = None        # the value search's summary
     timings: Dict = dataclasses.field(default_factory=dict)
     model: object = None                 # the Model when made in this process (not sent between processes)
+    export: object = None                # the ExportSpec the ONNX model was written with (None: no ONNX)
+    spellings: Dict = dataclasses.field(default_factory=dict)  # drawn per node: {var: {key: choice}}
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -76,8 +78,9 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
     t1 = time.perf_counter()
     try:
-        model = build_model(gir, seed, opset=cc.opset, search=cc.search, export=cc.onnx,
-                            export_timeout_s=max(0.05, min(cc.export_timeout_s, time_left)))
+        spec = dataclasses.replace(cc.export.for_model(seed),
+                                   timeout_s=max(0.05, min(cc.export.timeout_s, time_left)))
+        model = build_model(gir, seed, search=cc.search, export=spec if cc.onnx else False)
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
         return p
@@ -86,6 +89,9 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     p.gir_text, p.oracle = gir.dumps(), model.oracle
     p.model_bytes = model.onnx.SerializeToString() if model.onnx is not None else None
     p.timings, p.model, p.weights, p.search = model.timings, model, model.weights, model.search
+    p.export, p.spellings = model.export, model.spellings
+    if model.export is not None:
+        p.rec["opset"] = model.export.opset
     if model.search is not None:
         p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
     return p

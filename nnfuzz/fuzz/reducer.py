@@ -18,9 +18,9 @@ from typing import Callable, Optional
 
 
 class BackgroundReducer:
-    def __init__(self, make_sandbox: Callable, tolerances: dict, opset: int, budget_s: float,
+    def __init__(self, make_sandbox: Callable, tolerances: dict, budget_s: float,
                  deadline: float, lock: threading.Lock, note: Callable[[str], None], add_seconds: Callable):
-        self.make_sandbox, self.tol, self.opset, self.budget_s = make_sandbox, tolerances, opset, budget_s
+        self.make_sandbox, self.tol, self.budget_s = make_sandbox, tolerances, budget_s
         self.deadline, self.lock, self.note, self.add_seconds = deadline, lock, note, add_seconds
         self.results = []                     # one summary dict per bug it finished
         self.error: Optional[BaseException] = None
@@ -59,7 +59,7 @@ class BackgroundReducer:
                     if key not in sandboxes:
                         sandboxes[key] = self.make_sandbox(system, options)
                         sandboxes[key].start()
-                    out = reduce_bug(bug, sandboxes[key], self.tol, self.opset, min(self.budget_s, left),
+                    out = reduce_bug(bug, sandboxes[key], self.tol, min(self.budget_s, left),
                                      lock=self.lock)
                 except InternalError:  # a bug in nnfuzz: to the campaign, via self.error
                     raise

@@ -63,7 +63,7 @@ def bug_meta(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: dict, flak
         system=c.spec.expected if expected_side else c.cfg.backend, version=info.version, version_id=info.version_id, seed=p.seed, flaky=flaky,
         nodes=rec.get("nodes"), ops=rec.get("ops"), nnfuzz=nnfuzz.__version__,
         backend_options=c.spec.expected_options if expected_side else c.cfg.backend_options,
-        policy=dataclasses.asdict(c.cfg.policy), opset=c.cfg.opset, timings=rec.get("seconds", {}),
+        policy=dataclasses.asdict(c.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
         search=p.search, format=(c.expected if expected_side else sandbox).format, oracle=oracle_meta(c, t.side),
         **verdict_fields(t.verdict, t.result))
     if t.verdict.symptom is Symptom.inconsistency:
@@ -82,9 +82,16 @@ def _localize(c: "Campaign", sandbox, p: "Produced") -> dict:
         return r.outputs if r.status == "ok" else None
 
     t0 = time.perf_counter()
-    loc = localize_meta(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, c.tolerances, c.cfg.opset)
+    loc = localize_meta(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, c.tolerances, p.export)
     c.counters.seconds["triage"] += time.perf_counter() - t0
     return loc
+
+
+def export_fields(p: "Produced") -> dict:
+    """meta.json's ``opset`` and ``export`` (how the model was written, with its drawn spellings)."""
+    if p.export is None:
+        return {}
+    return {"opset": p.export.opset, "export": {**p.export.to_json(), "spellings": p.spellings}}
 
 
 def oracle_meta(c: "Campaign", side: str) -> dict:
@@ -125,6 +132,6 @@ def reduce_later(c: "Campaign", path) -> None:
         def add_seconds(s):
             c.counters.seconds["triage"] += s
 
-        c.reducer = BackgroundReducer(make_sandbox, c.tolerances, cc.opset, cc.reduce_s, c.deadline,
+        c.reducer = BackgroundReducer(make_sandbox, c.tolerances, cc.reduce_s, c.deadline,
                                       c.store.lock, c.status.note, add_seconds)
     c.reducer.submit(path)

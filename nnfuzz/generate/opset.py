@@ -128,3 +128,22 @@ def check_satisfiable(cls, policy: GenPolicy, tries: int = 12) -> None:
         f"(every output dim >= 1) in any of {len(tried)} tries, e.g. {tried[:3]}; check that requires "
         "does not contradict type_transfer"
     )
+
+
+def usable_with(lowerings, via=None):
+    """The op filter for systems built from ``lowerings``: every model has a torch lowering (the value
+    search and the reference run on torch); TF systems also need a TF lowering, and ONNX models written
+    directly (``via="onnx"``) an ONNX lowering. (Ops of the "tf" dialect are offered only when every side
+    is built from TF lowerings: select_ops' ``dialects``.)"""
+    from nnfuzz.materialize.torch.lowering import has_torch_lowering
+
+    needs = [has_torch_lowering]
+    if "tf" in lowerings:
+        from nnfuzz.materialize.tensorflow.lowering import has_tf_lowering
+
+        needs.append(has_tf_lowering)
+    if via == "onnx":
+        from nnfuzz.materialize.onnx.lowering import has_onnx_lowering
+
+        needs.append(has_onnx_lowering)
+    return lambda c: all(f(c) for f in needs)

@@ -127,7 +127,7 @@ def bug_weights(bug: Bug):
     return {n: inits[n] for n in names}
 
 
-def bug_payload(bug: Bug, fmt: str, opset: int = 17) -> bytes:
+def bug_payload(bug: Bug, fmt: str) -> bytes:
     """``bug``'s model in format ``fmt`` (to replay it on a system that takes the other format)."""
     if fmt == bug.format:
         return bug.model_bytes
@@ -140,5 +140,6 @@ def bug_payload(bug: Bug, fmt: str, opset: int = 17) -> bytes:
         raise BugFolderError(f"{bug.path} holds a {bug.format} model without the gir.json and weights needed to "
                              f"turn it into {fmt}; replay it on a system that takes {bug.format}")
     gir = GraphIR.loads(bug.gir_text)
-    model = build_model(gir, 0, export=fmt == "onnx", opset=opset, values=(weights, dict(bug.oracle["input"])))
+    model = build_model(gir, 0, export=bug.meta.export_spec() if fmt == "onnx" else False,
+                        values=(weights, dict(bug.oracle["input"])))
     return model_payload(gir, weights, model.onnx, fmt)

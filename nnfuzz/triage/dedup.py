@@ -2,7 +2,7 @@
 
 Signatures:
 - crash / timeout: system | symptom | stage | exception type | the message with numbers, hex
-  addresses, paths, quoted names and graph names stripped | the function names of the top three
+  addresses, paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
   frames of a native backtrace;
 - inconsistency: system | inconsistency | the op and dtype at the first divergent node
   (``unlocalized`` with the normalized summary when localization found none).
@@ -18,13 +18,15 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 2  # 2: Relax's first binding (lv) normalizes like lv7
+SIGNATURE_VERSION = 3  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
     (re.compile(r"\b(?:[viwp]\d+|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),  # GraphIR, Relax (lv, lv7), LLVM
+    # the direct path's node names (Relu_3) and temps (_gath12), which depend on the drawn spellings
+    (re.compile(r"\b_[a-z]+\d+\b|\b[A-Z][A-Za-z0-9]*_\d+\b"), "<node>"),
     (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
     (re.compile(r"\s+"), " "),
 ]

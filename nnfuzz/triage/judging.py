@@ -58,14 +58,14 @@ def model_twins(model) -> Tuple[object, str]:
     return model.oracle, model.twin_note or ""
 
 
-def localize_meta(gir, weights, inputs, run, tolerances, opset: int) -> dict:
+def localize_meta(gir, weights, inputs, run, tolerances, export) -> dict:
     """BugMeta's localization fields for an inconsistency. A localization that cannot be done (the
     graph with every value exposed does not export, say) is recorded as blame "localization-failed"
     with the error; an InternalError (a bug in nnfuzz) propagates."""
     from nnfuzz.triage.localize import localize
 
     try:
-        return localize(gir, weights, inputs, run, tolerances, opset).to_meta()
+        return localize(gir, weights, inputs, run, tolerances, export).to_meta()
     except InternalError:
         raise
     except NNFuzzError as e:

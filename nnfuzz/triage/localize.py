@@ -45,16 +45,17 @@ def expose_all(gir: GraphIR) -> GraphIR:
 
 def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
              run: Callable[[object, Dict[str, np.ndarray]], Optional[Dict[str, np.ndarray]]],
-             tolerances: Optional[Mapping[str, tuple]] = None, opset: int = 17) -> Localization:
+             tolerances: Optional[Mapping[str, tuple]] = None, export=True) -> Localization:
     """``run(model, inputs)`` runs a Model (materialize.model) on the system under test and returns its
-    outputs by name (None if it failed)."""
+    outputs by name (None if it failed). ``export``: the ExportSpec the bug's model was written with
+    (every node keeps its spellings when all values are exposed)."""
     from nnfuzz.materialize.model import add_twins, build_model
     from nnfuzz.verdict import DEFAULT_TOLERANCES, compare
     from nnfuzz.reference import evaluate
 
     tol = dict(tolerances or DEFAULT_TOLERANCES)
     full = expose_all(gir)
-    model = build_model(full, 0, opset=opset, values=(dict(weights), dict(inputs)))
+    model = build_model(full, 0, export=export, values=(dict(weights), dict(inputs)))
     ref = model.oracle.output
     if ref is None:
         return Localization(None, "undecided", "the reference is undefined (NaN/Inf)")

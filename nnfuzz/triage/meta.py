@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 2   # 1: before the schema key (no float64_twin); 2: schema, float64_twin
+SCHEMA_VERSION = 3   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export
 REQUIRED = ("system", "version", "symptom", "version_id")
 
 
@@ -35,7 +35,10 @@ class BugMeta:
     nnfuzz: Optional[str] = None            # the nnfuzz version that saved it
     backend_options: Dict[str, Any] = dataclasses.field(default_factory=dict)
     policy: Optional[dict] = None           # the generation policy (GenPolicy as a dict)
-    opset: int = 17
+    opset: int = 17                         # the model's ONNX opset (also in ``export``)
+    # how the model was written: via (onnx | torch), opset, spelling, seed, and the spellings drawn per
+    # node ({var: {key: choice}}); folders of schema < 3 were all exported by torch
+    export: Optional[dict] = None
     timings: Dict[str, float] = dataclasses.field(default_factory=dict)
     signal: Optional[int] = None            # the signal number that killed the worker (crashes)
     search: Optional[dict] = None           # the value search's summary
@@ -50,6 +53,19 @@ class BugMeta:
     reduced: Optional[dict] = None          # nnfuzz reduce: nodes/elements before and after, trials, seconds
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
+
+    def export_spec(self):
+        """The ExportSpec that rebuilds this folder's model as it was written (BugFolderError if malformed)."""
+        from nnfuzz.errors import ConfigError
+        from nnfuzz.materialize.onnx.spec import ExportSpec
+
+        try:
+            return ExportSpec.from_json(self.export if isinstance(self.export, dict) else
+                                        {"via": "torch", "opset": self.opset})
+        except ConfigError as e:
+            raise BugFolderError(f"meta.json: {e}") from None
+        except Exception as e:  # noqa: BLE001 - whatever a hostile record makes the checks raise: refused
+            raise BugFolderError(f"meta.json: export record {self.export!r} is malformed ({type(e).__name__}: {e})") from None
 
     def to_json(self) -> dict:
         """The meta.json object (``extra`` keys merged back in)."""
@@ -75,7 +91,11 @@ class BugMeta:
                                  f"and older: upgrade nnfuzz to read this folder")
         names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
         known = {k: v for k, v in obj.items() if k in names}
-        return cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
+        meta = cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
+        if meta.export is not None and not isinstance(meta.export, dict):
+            raise BugFolderError(f"{where}: export={meta.export!r} must be an object (via, opset, spelling, seed)")
+        meta.export_spec()  # a malformed export record is refused here, not when a model is rebuilt
+        return meta
 
 
 def read_meta(path: Path, required=REQUIRED) -> BugMeta:

@@ -17,7 +17,7 @@ from pathlib import Path
 FILES = ("model.onnx", "model.gir", "gir.json", "oracle.pkl", "meta.json", "err.log")
 
 
-def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float, lock=None) -> dict:
+def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict. ``lock`` (a
     threading.Lock) is held while the folder is swapped for its reduced copy."""
     from nnfuzz.gir import GraphIR
@@ -38,7 +38,7 @@ def reduce_bug(bug, sandbox, tolerances, opset: int, budget_s: float, lock=None)
     err_log = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
     want = bug.meta.signature or signature(bug.meta, err_log)
     start = Candidate(gir, weights, dict(bug.oracle["input"]))
-    check = Checker(sandbox, bug.meta, tolerances, opset)
+    check = Checker(sandbox, bug.meta, tolerances)
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
@@ -69,8 +69,9 @@ class Checker:
     """Runs a candidate on the system and gives its signature (None: no bug, or not buildable), on the
     one verdict path: judge -> float64 twins -> localize -> signature."""
 
-    def __init__(self, sandbox, meta, tolerances, opset):
-        self.sandbox, self.meta, self.tol, self.opset = sandbox, meta, tolerances, opset
+    def __init__(self, sandbox, meta, tolerances):
+        self.sandbox, self.meta, self.tol = sandbox, meta, tolerances
+        self.export = meta.export_spec()  # candidates are written as the bug's model was (kept nodes keep their spellings)
         self.last = ""
         self.model = None      # the last candidate's Model, verdict and BugMeta (when a bug)
         self.verdict = None
@@ -82,7 +83,7 @@ class Checker:
         from nnfuzz.triage.judging import bug_signature, judge_run, localize_meta, model_twins, replay_meta
 
         try:
-            model = build_model(c.gir, 0, opset=self.opset, values=(c.weights, c.inputs))
+            model = build_model(c.gir, 0, export=self.export, values=(c.weights, c.inputs))
         except InternalError:
             raise
         except NNFuzzError as e:  # a candidate the exporter or the checks refuse: not this bug
@@ -100,7 +101,7 @@ class Checker:
             return r.outputs if r.status == "ok" else None
 
         self.bug_meta = replay_meta(self.meta, judged, res,
-                                    lambda: localize_meta(c.gir, c.weights, c.inputs, run, self.tol, self.opset))
+                                    lambda: localize_meta(c.gir, c.weights, c.inputs, run, self.tol, self.export))
         return bug_signature(self.bug_meta, judged.verdict)
 
 

@@ -48,7 +48,7 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     from nnfuzz.triage.judging import bug_signature, judge_run, replay_meta
 
     info = sandbox.backend_info
-    res = sandbox.run(bug_payload(bug, sandbox.format, bug.meta.opset), bug.oracle["input"])
+    res = sandbox.run(bug_payload(bug, sandbox.format), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
     judged = judge_run(res, ref.output, info.engine, tolerances, ref)
@@ -82,4 +82,4 @@ def _localizer(bug, sandbox, tolerances):
         return r.outputs if r.status == "ok" else None
 
     return lambda: localize_meta(GraphIR.loads(bug.gir_text), weights, dict(bug.oracle["input"]), run, tolerances,
-                                 bug.meta.opset)
+                                 bug.meta.export_spec())

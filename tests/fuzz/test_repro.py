@@ -115,6 +115,21 @@ def test_meta_schema_versions(tmp_path, capsys):
     assert f"schema {SCHEMA_VERSION + 1}" in err and f"reads meta.json schema {SCHEMA_VERSION}" in err, err
 
 
+@pytest.mark.parametrize("export, shown", [
+    ({"via": "evil", "opset": 17}, "export.via='evil'"),
+    ({"via": "onnx", "opset": "__import__('os')"}, "malformed"),
+    ({"via": "onnx", "opset": 99}, "export.opset=99"),
+    ("onnx", "must be an object"),
+])
+def test_a_malformed_export_record_is_refused_with_what_is_wrong(tmp_path, capsys, export, shown):
+    bug = _bug(tmp_path)
+    meta = json.loads((bug / "meta.json").read_text())
+    (bug / "meta.json").write_text(json.dumps({**meta, "export": export}))
+    assert main(["repro", str(bug)]) == 2
+    err = capsys.readouterr().err
+    assert shown in err, err
+
+
 
 def test_a_folder_saved_unlocalized_reproduces(tmp_path, monkeypatch):
     """A campaign whose time bound cut the localization short saves no divergent node (signature

@@ -1,4 +1,5 @@
-"""Validity is 100%: generated graphs build, run in torch eager, export, pass the checker, and run on ORT.
+"""Validity is 100%: generated graphs build, run in torch eager, export, pass the checker, and run on ORT,
+by both ONNX paths (written directly at drawn opsets and spellings; torch's exporter at opset 17).
 
 ORT lacking a kernel for an op x dtype is UNSUPPORTED: counted and listed, not a failure.
 """
@@ -8,10 +9,10 @@ import pytest
 
 from nnfuzz.backends.known import classify
 from nnfuzz.generate import GenPolicy
-from nnfuzz.generate.opset import select_ops
+from nnfuzz.generate.opset import select_ops, usable_with
 from nnfuzz.generate.symbolic import GraphGenerator
 from nnfuzz.materialize.model import build_model
-from nnfuzz.materialize.torch.lowering import has_torch_lowering
+from nnfuzz.materialize.onnx.spec import ExportSpec
 
 ort = pytest.importorskip("onnxruntime")
 ort.set_default_logger_severity(3)
@@ -25,15 +26,19 @@ def _missing_kernel(msg: str) -> bool:
     return classify("ort", msg) is not None
 
 
-def test_200_graphs_of_10_nodes_are_all_valid():
+@pytest.mark.parametrize("spec", [ExportSpec(opset=None), ExportSpec(via="torch", opset=17)], ids=["direct", "torch"])
+def test_200_graphs_of_10_nodes_are_all_valid(spec):
     policy = GenPolicy(max_nodes=10)
-    ops = select_ops(policy, usable=has_torch_lowering)
+    ops = select_ops(policy, usable=usable_with({"torch"}, spec.via))
+    opsets = collections.Counter()
     unsupported = collections.Counter()
     ran = 0
     for seed in range(N_GRAPHS):
         gir = GraphGenerator(GenPolicy(max_nodes=10, seed=seed), ops).generate()
         assert gir.n_nodes >= 8, f"seed {seed}: only {gir.n_nodes} nodes"
-        model = build_model(gir, seed)  # torch eager (checked per op), export, full checker, shape inference
+        # torch eager (checked per op), ONNX, full checker, strict shape inference
+        model = build_model(gir, seed, export=spec.for_model(seed))
+        opsets[model.export.opset] += 1
         try:
             sess = ort.InferenceSession(model.onnx.SerializeToString(), providers=["CPUExecutionProvider"])
         except Exception as e:
@@ -50,7 +55,8 @@ def test_200_graphs_of_10_nodes_are_all_valid():
             want = gir.vars[name]
             assert list(got.shape) == want.shape, f"seed {seed}: {name} ORT shape {got.shape} vs {want}"
         ran += 1
-    print(f"\nran on ORT: {ran}/{N_GRAPHS}; unsupported (missing ORT kernels): {sum(unsupported.values())}")
+    print(f"\nran on ORT: {ran}/{N_GRAPHS}; opsets {sorted(opsets.items())}; "
+          f"unsupported (missing ORT kernels): {sum(unsupported.values())}")
     for k, v in unsupported.most_common():
         print(f"  {v:3d}  {k}")
     assert ran >= N_GRAPHS // 2, "most graphs must run on ORT; a default dtype mix this hostile is a bug"

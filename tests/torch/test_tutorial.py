@@ -15,7 +15,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 def test_tutorial_op_is_fuzzed_without_touching_nnfuzz(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 2, "the tutorial has the op block and the lowering block"
+    assert len(blocks) == 3, "the tutorial has the op block and the torch and ONNX lowering blocks"
     (tmp_path / "my_ops.py").write_text("\n".join(blocks))
     out = tmp_path / "crop_models"
     cmd = [*NNFUZZ, "generate", "n=6", "ui=plain", f"out={out}",
@@ -28,6 +28,7 @@ def test_tutorial_op_is_fuzzed_without_touching_nnfuzz(tmp_path):
     assert "CropLast" in ops
     for f in folders:
         assert {p.name for p in f.iterdir()} == {"model.onnx", "gir.json", "oracle.pkl", "meta.json"}
+        assert json.loads((f / "meta.json").read_text())["export"]["via"] == "onnx"
     r = subprocess.run([*NNFUZZ, "ops", "mgen.include_modules=[my_ops]", "mgen.include=[CropLast]"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=ENV)
     assert r.returncode == 0 and "CropLast" in r.stdout, r.stderr

@@ -74,5 +74,5 @@ def test_an_unknown_aspect_is_an_error():
 
     from nnfuzz.ops import load_aspect
 
-    with pytest.raises(ValueError, match="onnx"):
-        load_aspect("onnx")
+    with pytest.raises(ValueError, match="relay"):
+        load_aspect("relay")

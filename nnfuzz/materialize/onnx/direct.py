@@ -33,7 +33,7 @@ def build_onnx(gir: GraphIR, weights: Dict[str, np.ndarray], spec: ExportSpec):
     tried = []
     while True:
         try:
-            model, drawn = _write(gir, weights, spec.at(opset), hi)
+            model, drawn = _write(gir, weights, spec.at(opset))
             return model, spec.at(opset), drawn
         except NotAtOpset as e:
             tried.append(f"opset {opset}: {e}")
@@ -49,8 +49,8 @@ def _inst_rng(spec: ExportSpec, var: str):
     return np.random.default_rng([spec.seed & 0xFFFFFFFF, zlib.crc32(var.encode())])
 
 
-def _write(gir: GraphIR, weights, spec: ExportSpec, last_opset: int):
-    g = OnnxGraph(spec.opset, last_opset=last_opset)
+def _write(gir: GraphIR, weights, spec: ExportSpec):
+    g = OnnxGraph(spec.opset)
     for name, t in gir.vars.items():
         g.declare(name, t.dtype, t.shape)
     inputs = [g.value_info(x) for x in gir.inputs]

@@ -23,11 +23,12 @@ def newest_opset() -> int:
 class ExportSpec:
     """``via``: "onnx" builds the ONNX graph directly from the GraphIR (materialize/onnx/direct.py);
     "torch" exports the torch module with the TorchScript exporter. ``opset``: the model's opset (the
-    direct path may raise it, within ``opsets``, when a node needs a newer one). ``spelling``: "random"
-    draws each node's spelling from ``seed`` and the node; "canonical" writes the plainest one."""
+    direct path may raise it, within ``opsets``, when a node needs a newer one); None in a campaign's
+    template: each model draws one from ``opsets`` (``for_model``). ``spelling``: "random" draws each
+    node's spelling from ``seed`` and the node; "canonical" writes the plainest one."""
 
     via: str = "onnx"
-    opset: int = 17
+    opset: Optional[int] = 17
     spelling: str = "random"
     seed: int = 0
     opsets: Optional[Tuple[int, int]] = None   # the range an opset may move in (None: the opset alone)
@@ -38,12 +39,27 @@ class ExportSpec:
             raise ConfigError(f"export.via={self.via!r}; valid choices: {list(VIAS)}")
         if self.spelling not in SPELLINGS:
             raise ConfigError(f"export.spelling={self.spelling!r}; valid choices: {list(SPELLINGS)}")
-        if not isinstance(self.opset, int) or self.opset < FIRST_OPSET:
-            raise ConfigError(f"export.opset={self.opset!r}; nnfuzz writes opsets {FIRST_OPSET}..{newest_opset()}")
+        if self.opset is not None and (isinstance(self.opset, bool) or not isinstance(self.opset, int)
+                                       or not FIRST_OPSET <= self.opset <= newest_opset()):
+            raise ConfigError(f"export.opset={self.opset!r}; nnfuzz writes opsets {FIRST_OPSET}..{newest_opset()}, "
+                              "or null to draw one per model from those the backend reads")
+        if self.via == "torch" and self.opset is None:
+            raise ConfigError("export.via=torch writes one opset: set export.opset (17 is torch's usual one)")
 
     @property
     def range(self) -> Tuple[int, int]:
         return self.opsets or (self.opset, self.opset)
+
+    def for_model(self, seed: int) -> "ExportSpec":
+        """The spec of the model made from ``seed``: its spellings drawn from ``seed``, and its opset
+        too when the template leaves it open (None), from ``opsets``."""
+        if self.opset is not None:
+            return dataclasses.replace(self, seed=seed)
+        import numpy as np
+
+        lo, hi = self.opsets or (FIRST_OPSET, newest_opset())
+        opset = int(np.random.default_rng([seed & 0xFFFFFFFF, 13]).integers(lo, hi + 1))
+        return dataclasses.replace(self, seed=seed, opset=opset, opsets=(lo, hi))
 
     def at(self, opset: int) -> "ExportSpec":
         return dataclasses.replace(self, opset=opset)
@@ -53,5 +69,9 @@ class ExportSpec:
 
     @classmethod
     def from_json(cls, d: dict) -> "ExportSpec":
-        return cls(via=d.get("via", "torch"), opset=int(d.get("opset", 17)),
-                   spelling=d.get("spelling", "canonical"), seed=int(d.get("seed", 0)))
+        """From meta.json's ``export``; a malformed one is a ConfigError that shows it."""
+        try:
+            return cls(via=d.get("via", "torch"), opset=int(d.get("opset", 17)),
+                       spelling=d.get("spelling", "canonical"), seed=int(d.get("seed", 0)))
+        except (AttributeError, TypeError, ValueError) as e:
+            raise ConfigError(f"export record {d!r} is malformed ({e})") from None

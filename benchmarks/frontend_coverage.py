@@ -1,0 +1,108 @@
+"""Line coverage of TVM's Relax ONNX frontend (``tvm/relax/frontend/onnx/``) reached by importing and
+building N generated models in one process, for each way of writing the ONNX files:
+
+- ``torch``:  torch's TorchScript exporter at opset 17 (the path before direct lowering);
+- ``onnx-17``: written directly, opset 17, canonical spellings;
+- ``onnx-random``: written directly, opsets drawn from 13..newest and spellings drawn per node.
+
+The same graphs (same seeds, the ops both paths can write) go through each; each configuration runs in
+a fresh process so coverage starts from the same import state. Prints covered lines, the ratio to the
+torch path, and how many models the frontend or the build refused (a refusal still covers lines).
+
+    python benchmarks/frontend_coverage.py [--models 300] [--nodes 10] [--no-build]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+CONFIGS = ("torch", "onnx-17", "onnx-random")
+
+
+def spec_for(config: str):
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
+    return {"torch": ExportSpec(via="torch", opset=17), "onnx-17": ExportSpec(opset=17, spelling="canonical"),
+            "onnx-random": ExportSpec(opset=None)}[config]
+
+
+def measure(config: str, n_models: int, nodes: int, build: bool) -> dict:
+    """In this process: coverage of the frontend over ``n_models`` models written by ``config``."""
+    import dataclasses
+    import os
+
+    import coverage
+
+    import tvm
+    from nnfuzz.generate import GenPolicy
+    from nnfuzz.generate.opset import select_ops, usable_with
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+
+    frontend = os.path.join(os.path.dirname(tvm.__file__), "relax", "frontend", "onnx")
+    cov = coverage.Coverage(include=[os.path.join(frontend, "*")], data_file=None)
+    policy = GenPolicy(max_nodes=nodes)
+    ops = select_ops(policy, usable=usable_with({"torch"}, "onnx"))
+    spec = spec_for(config)
+    counts = {"models": 0, "import_failed": 0, "build_failed": 0, "not_written": 0}  # not_written: no graph, or the path could not write it
+    cov.start()
+    from tvm.relax.frontend.onnx import from_onnx
+    t0 = time.perf_counter()
+    for seed in range(n_models):
+        try:
+            gir = GraphGenerator(dataclasses.replace(policy, seed=seed), ops).generate()
+            model = build_model(gir, seed, export=spec.for_model(seed))
+        except Exception:  # noqa: BLE001 - counted: a model this path could not write covers nothing
+            counts["not_written"] += 1
+            continue
+        counts["models"] += 1
+        try:
+            mod = from_onnx(model.onnx, keep_params_in_input=False)
+        except Exception:  # noqa: BLE001 - the frontend refusing a model is a measured outcome
+            counts["import_failed"] += 1
+            continue
+        if build:
+            try:
+                tvm.compile(mod, target="llvm")
+            except Exception:  # noqa: BLE001 - as above, for the build
+                counts["build_failed"] += 1
+    cov.stop()
+    covered, total = 0, 0
+    for f in cov.get_data().measured_files():
+        _, statements, _, missing, _ = cov.analysis2(f)
+        total += len(statements)
+        covered += len(statements) - len(missing)
+    return {"config": config, "covered": covered, "statements": total, "seconds": time.perf_counter() - t0, **counts}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=300)
+    ap.add_argument("--nodes", type=int, default=10)
+    ap.add_argument("--no-build", action="store_true", help="import only (no tvm.compile)")
+    ap.add_argument("--one", choices=CONFIGS, help=argparse.SUPPRESS)  # the child process's configuration
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.models, args.nodes, not args.no_build)))
+        return
+    rows = []
+    for config in CONFIGS:
+        cmd = [sys.executable, __file__, "--one", config, "--models", str(args.models), "--nodes", str(args.nodes)]
+        out = subprocess.run(cmd + (["--no-build"] if args.no_build else []), capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{config}: the measuring process failed (exit {out.returncode}):\n{out.stderr[-3000:]}")
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    base = rows[0]["covered"] or 1
+    print(f"TVM Relax ONNX frontend line coverage, {args.models} models of {args.nodes} nodes, "
+          f"{'import + build' if not args.no_build else 'import only'}")
+    for r in rows:
+        print(f"{r['config']:12s} {r['covered']:5d}/{r['statements']} lines ({r['covered'] / base:.2f}x torch)  "
+              f"models {r['models']}, not written {r['not_written']}, import failed {r['import_failed']}, "
+              f"build failed {r['build_failed']}  ({r['seconds']:.0f}s)")
+
+
+if __name__ == "__main__":
+    main()
