@@ -35,8 +35,6 @@ onnx_each({
     E.Atan: "Atan",
     E.Abs: "Abs",
     E.Sign: "Sign",
-    E.Floor: "Floor",
-    E.Ceil: "Ceil",
     E.Round: "Round",  # half to even, like torch.round
 })
 
@@ -323,6 +321,24 @@ def _square(op, g, x):
 @onnx_lowers(E.Neg)
 def _neg(op, g, x):
     return spell(g, "neg", {"Neg": lambda: g.op("Neg", x), "Mul": lambda: g.op("Mul", x, g.like(-1, x))})
+
+
+def _mirrored(g, x, op_type, other):
+    """``op_type`` of x, or -``other``(-x) (floor(x) = -ceil(-x): exact, signed zeros included)."""
+    return spell(g, op_type.lower(), {
+        op_type: lambda: g.op(op_type, x),
+        f"Neg-{other}-Neg": lambda: g.op("Neg", g.op(other, g.op("Neg", x))),
+    })
+
+
+@onnx_lowers(E.Floor)
+def _floor(op, g, x):
+    return _mirrored(g, x, "Floor", "Ceil")
+
+
+@onnx_lowers(E.Ceil)
+def _ceil(op, g, x):
+    return _mirrored(g, x, "Ceil", "Floor")
 
 
 @onnx_lowers(E.IsNan)
