@@ -167,8 +167,10 @@ def _space_to_depth(op, g, x):
 
 
 def _triangle(op, g, x, upper: bool) -> str:
-    """Trilu (opset 14+; k omitted when 0, ``upper`` omitted when 1) or a constant mask with Where."""
+    """Trilu (opset 14+; k omitted when 0, ``upper`` omitted when 1) or a constant mask with Where (or
+    And for bool)."""
     forms = (["Trilu"] if g.opset >= 14 else []) + ["Where", "Where(not mask)"]
+    forms += ["And"] if g.dtype(x) is DType.bool else []
     form = g.draw("trilu", forms)
     if form == "Trilu":
         k = None if op.diagonal == 0 and g.flip("k", "omitted", "given") else g.scalar(op.diagonal, DType.int64, "k")
@@ -177,6 +179,8 @@ def _triangle(op, g, x, upper: bool) -> str:
     rows, cols = g.shape(x)[-2:]
     keep = (np.triu if upper else np.tril)(np.ones((rows, cols), dtype=bool), op.diagonal)
     zero = g.like(0, x, "zero")
+    if form == "And":
+        return g.op("And", x, g.const(keep, DType.bool, "mask"))
     if form == "Where":
         return g.op("Where", g.const(keep, DType.bool, "mask"), x, zero)
     return g.op("Where", g.const(~keep, DType.bool, "mask"), zero, x)
