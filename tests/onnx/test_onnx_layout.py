@@ -94,11 +94,12 @@ def test_split_uses_num_outputs_only_where_the_uneven_rule_gives_the_sizes():
 
 def test_slice_spellings():
     models = _written(C.Slice(0, 1, 5, 2), [5, 3], [13])
-    assert _seen(models, "slice_end") == {"given", "INT_MAX"}
+    assert _seen(models, "slice_end") == {"given", "INT_MAX"} and _seen(models, "slice_start") == {"given", "negative"}
     assert _seen(models, "slice_axes") == {"omitted", "given"}
     assert _seen(models, "slice_index") == {"int64", "int32"}
     inner = _written(C.Slice(1, 0, 2, 1), [2, 4, 3], [13])
     assert {"given", "leading"} <= _seen(inner, "slice_axes") and "negative" in _seen(inner, "slice_end")
+    assert _seen(inner, "slice_start") == {"given", "negative", "INT_MIN"}
 
 
 def test_gather_negative_indices():

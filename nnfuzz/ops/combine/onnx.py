@@ -2,7 +2,7 @@
 node along one axis in a drawn spelling, also used by the layout and pad families.
 
 Drawn spellings: axes positive or negative; Slice's starts/ends as given, negative or clamped
-(INT_MAX), its axes and steps inputs given or omitted, its index type int64 or int32, its operands
+(INT_MIN/INT_MAX), its axes and steps inputs given or omitted, its index type int64 or int32, its operands
 constant or computed from the input's Shape; Split's sizes given or implied (equal parts, or
 ``num_outputs`` from opset 18) or written as one Slice per piece; Gather's indices positive or
 negative, int64 or int32.
@@ -53,11 +53,13 @@ def write_slice(g, x: str, axis: int, start: int, end: int, step: int, shape, dt
 
 def slice_axis(g, x: str, axis: int, start: int, end: int, step: int = 1) -> str:
     """``x[start:end:step]`` along ``axis`` (0 <= start <= end <= dim, step >= 1), start and end drawn
-    as given, negative (counted from the end) or, for an end at the dim, INT_MAX (ends are clamped)."""
+    as given, negative (counted from the end) or, for a start at 0 or an end at the dim, INT_MIN or
+    INT_MAX (Slice clamps them)."""
     d = g.shape(x)[axis]
     dtype = g.draw("slice_index", [DType.int64, DType.int32])
-    if start < d and g.flip("slice_start", "negative", "given"):
-        start -= d
+    start_forms = ["given"] + (["negative"] if start < d else []) + (["INT_MIN"] if start == 0 else [])
+    form = g.draw("slice_start", start_forms)
+    start = start - d if form == "negative" else INT_MIN[dtype] if form == "INT_MIN" else start
     end_forms = ["given"] + (["negative"] if end < d else ["INT_MAX"])
     form = g.draw("slice_end", end_forms)
     end = end - d if form == "negative" else INT_MAX[dtype] if form == "INT_MAX" else end
