@@ -132,7 +132,8 @@ def test_triangles_are_masks_before_trilu():
 
 
 def test_flip_roll_and_zero_roll():
-    assert _seen(_written(L.Flip(1), [2, 5], [13]), "flip") == {"Slice", "Gather"}
+    flips = _written(L.Flip(1), [2, 5], [13])
+    assert _seen(flips, "flip") == {"Slice", "Gather"} and _seen(flips, "slice_axes") == {"given", "leading"}
     assert _seen(_written(L.Roll(-2, 0), [5, 2], [13]), "roll") == {"Slice+Concat", "Gather"}
     assert all(_node_types(p) == {"Identity"} for _, _, p in _written(L.Roll(0, 0), [3], [13]))
 

@@ -31,11 +31,7 @@ def write_slice(g, x: str, axis: int, start: int, end: int, step: int, shape, dt
     ``axis`` of ``x``, whose result has ``shape``. Drawn: axes given (positive or negative) or omitted
     (then every axis before ``axis`` gets a whole-axis entry), steps given or omitted when 1."""
     dims, rank = g.shape(x), g.rank(x)
-    form = "given" if axis else "omitted"
-    if axis and step == 1:
-        form = g.draw("slice_axes", ["given", "leading"])
-    elif not axis:
-        form = g.draw("slice_axes", ["omitted", "given"])
+    form = g.draw("slice_axes", ["given", "leading"] if axis else ["omitted", "given"])
     if form == "given":
         starts, ends, axes = [start], [end], [g.axis(axis, rank)]
     else:  # axes omitted: starts/ends cover axes 0..axis
