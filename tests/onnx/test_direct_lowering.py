@@ -4,11 +4,13 @@ written directly as ONNX at the oldest, a middle and the newest opset, canonical
 spellings; each model passes the full checker and strict shape inference (agreeing with type_transfer),
 and ONNX's ReferenceEvaluator on it agrees with the numpy reference and with torch.
 
+Where onnx's ReferenceEvaluator itself is wrong, ``onnx_reference_fixes`` corrects it (each fix says how).
 Tolerances are the reference tests' (rtol 1e-4, atol 1e-5 for floats; exact otherwise): every side
 computes the same formula, and only float32 rounding separates them.
 """
 import numpy as np
 import pytest
+from onnx_reference_fixes import REFERENCE_FIXES
 from single_op import single_op_models
 
 from nnfuzz.abstract import OP_REGISTRY, load_builtin_ops
@@ -63,7 +65,7 @@ def test_onnx_lowering_agrees_with_reference_and_torch(cls, dtype):
                 written.add(opset)
                 check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where=what)
                 feed = {k: v for k, v in model.oracle.input.items()}
-                got = onnx_ref.ReferenceEvaluator(proto).run(None, feed)
+                got = onnx_ref.ReferenceEvaluator(proto, new_ops=REFERENCE_FIXES).run(None, feed)
                 for name, g in zip(gir.outputs, got):
                     _assert_same(np.asarray(g), want[name], f"{what} {drawn}: ReferenceEvaluator vs numpy, {name}")
                     _assert_same(np.asarray(g), model.oracle.output[name], f"{what} {drawn}: vs torch, {name}")
