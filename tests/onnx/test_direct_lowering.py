@@ -9,6 +9,7 @@ computes the same formula, and only float32 rounding separates them.
 """
 import numpy as np
 import pytest
+from reference_fixes import FIXES
 from single_op import single_op_models
 
 from nnfuzz.abstract import OP_REGISTRY, load_builtin_ops
@@ -63,7 +64,7 @@ def test_onnx_lowering_agrees_with_reference_and_torch(cls, dtype):
                 written.add(opset)
                 check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where=what)
                 feed = {k: v for k, v in model.oracle.input.items()}
-                got = onnx_ref.ReferenceEvaluator(proto).run(None, feed)
+                got = onnx_ref.ReferenceEvaluator(proto, new_ops=FIXES).run(None, feed)
                 for name, g in zip(gir.outputs, got):
                     _assert_same(np.asarray(g), want[name], f"{what} {drawn}: ReferenceEvaluator vs numpy, {name}")
                     _assert_same(np.asarray(g), model.oracle.output[name], f"{what} {drawn}: vs torch, {name}")
