@@ -2,6 +2,7 @@
 its ONNX node, or (drawn) an equivalent composition: ReduceSum(x * x); LpPool with the spatial dims as
 kernel, or ReduceL1/ReduceL2 over them; x / ReduceL1/ReduceL2(x); MVN as its ONNX function body.
 Attributes equal to their defaults are written or omitted (drawn), axes positive or negative."""
+from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.normalize import spec as M
 from nnfuzz.ops.normalize.numpy import MVN_EPS
@@ -48,7 +49,10 @@ def _lp_normalization(op, g, x):
 
 @onnx_lowers(M.MeanVarianceNormalization)
 def _mvn(op, g, x):
-    if g.flip("mvn", "function body", "MeanVarianceNormalization"):
+    """The node only for float32: ONNX's function body of MeanVarianceNormalization adds a float epsilon
+    to the deviation, which does not type-check for the other dtypes (onnx's strict shape inference,
+    which expands it, rejects the model); for them, always the body with epsilon in x's dtype."""
+    if g.dtype(x) is not DType.float32 or g.flip("mvn", "function body", "MeanVarianceNormalization"):
         return _mvn_body(op, g, x)
     omit = op.axes == (0, 2, 3) and g.flip("axes", "default", "explicit")
     return g.op("MeanVarianceNormalization", x, axes=None if omit else g.axes(op.axes, g.rank(x)))
