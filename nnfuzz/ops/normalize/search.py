@@ -3,10 +3,13 @@ deviation kept away from 0, and its variance from the cancellation of mean(x^2) 
 would lose the digits the reference keeps)."""
 import torch
 
+from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.torch.losses import above, domain_loss, margin
 from nnfuzz.ops.normalize import spec as M
 
-MVN_MIN_SHARE = 0.05  # the variance's least share of mean(x^2): at most ~1.3 digits cancel
+# the variance's least share of mean(x^2): at most ~1.3 digits cancel (a third of a digit in the half
+# types, which keep only 3 or 2)
+MVN_MIN_SHARE = {DType.float16: 0.5, DType.bfloat16: 0.5}
 
 
 @domain_loss(M.LpNormalization)
@@ -20,4 +23,4 @@ def _mvn(op, xs, dts):
     mean = v.mean(op.axes, keepdim=True)
     var = ((v - mean) ** 2).mean(op.axes)
     share = var / ((v * v).mean(op.axes) + 1e-300)
-    return above(share, MVN_MIN_SHARE) + above(var, (10 * margin(dts[0])) ** 2)
+    return above(share, MVN_MIN_SHARE.get(dts[0], 0.05)) + above(var, (10 * margin(dts[0])) ** 2)
