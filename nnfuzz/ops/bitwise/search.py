@@ -1,13 +1,28 @@
-"""Value-search aids of the integer ops: bitwise results have no float surrogate (and cannot
-overflow), and an int minimum divided by -1 is kept out of Div and Mod."""
+"""Value-search aids of the integer ops: surrogates of the bitwise ops (their results, which cannot
+overflow, carrying the gradient of a smooth stand-in), and an int minimum divided by -1 kept out of Div
+and Mod."""
 import torch
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.torch.losses import above, domain_loss, int_range
-from nnfuzz.materialize.torch.proxy import no_surrogate, surrogate
+from nnfuzz.materialize.torch.proxy import anchored, surrogate
 from nnfuzz.ops.bitwise import spec as K
 
-surrogate(K.BitwiseAnd, K.BitwiseOr, K.BitwiseXor, K.BitwiseNot, K.BitShift)(no_surrogate)
+
+@surrogate(K.BitwiseNot)
+def _not(op, outs, xs, args):
+    return [anchored(outs[0], -xs[0])]  # ~x is -x - 1 (255 - x for uint8)
+
+
+@surrogate(K.BitShift)
+def _shift(op, outs, xs, args):
+    scale = torch.exp2(xs[1] if op.direction == "LEFT" else -xs[1])  # x * 2^y or x / 2^y, before wrapping
+    return [anchored(outs[0], xs[0] * scale)]
+
+
+@surrogate(K.BitwiseAnd, K.BitwiseOr, K.BitwiseXor)
+def _logic(op, outs, xs, args):
+    return [anchored(outs[0], (xs[0] + xs[1]) / 2)]  # each result bit comes from one of the two
 
 
 @domain_loss(K.IntDiv, K.Mod)
