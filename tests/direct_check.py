@@ -4,6 +4,10 @@ the numpy reference, the ONNX model written directly (full checker, shape infere
 Used by the per-family operator tests of ops the TorchScript exporter cannot write (tests/oputil.py
 checks the others). Returns "ok", or "unsupported" when ORT says it has no kernel; any disagreement
 raises with the op named.
+
+Opset 18 by default. Note that ORT 1.32 runs an op it has no kernel for through the op's ONNX function
+body only at that body's own opset (18): PRelu on int32/int64/float64, HardSigmoid and ThresholdedRelu on
+float64 run at opset 18 and are NOT_IMPLEMENTED at 13, 21 or 22.
 """
 from __future__ import annotations
 
