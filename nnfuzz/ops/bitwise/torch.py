@@ -4,6 +4,7 @@ zero divisor and kill the process (SIGFPE) on an int minimum divided by -1. On t
 changes nothing."""
 import torch
 
+from nnfuzz.materialize.onnx.export import no_torch_export
 from nnfuzz.materialize.torch.lowering import lower_each, lowers
 from nnfuzz.ops.bitwise import spec as K
 
@@ -13,6 +14,8 @@ lower_each({
     K.BitwiseXor: torch.bitwise_xor,
     K.BitwiseNot: torch.bitwise_not,
 })
+for _cls in (K.BitwiseAnd, K.BitwiseOr, K.BitwiseXor, K.BitwiseNot):
+    no_torch_export(_cls, "torch 2.13's TorchScript exporter has no ONNX symbolic for integer bitwise ops")
 
 
 @lowers(K.BitShift)
