@@ -31,11 +31,27 @@ class NotAtOpset(ControlSignal):
 _OUT_TYPES: Dict[tuple, Optional[tuple]] = {}  # (op_type, domain, opset, in elem types, typing attrs) -> out types
 
 
+_REQUIRED: Dict[tuple, Tuple[str, ...]] = {}
+
+
+def _required_attrs(op_type: str, opset: int, domain: str) -> Tuple[str, ...]:
+    """The attributes the schema of ``op_type`` at ``opset`` requires (Concat's axis, DepthToSpace's blocksize)."""
+    key = (op_type, opset, domain)
+    if key not in _REQUIRED:
+        try:
+            attrs = defs.get_schema(op_type, opset, domain).attributes
+            _REQUIRED[key] = tuple(sorted(k for k, a in attrs.items() if a.required))
+        except defs.SchemaError:
+            _REQUIRED[key] = ()
+    return _REQUIRED[key]
+
+
 def _schema_out_types(op_type: str, opset: int, in_types: Tuple[int, ...], attrs: dict, n_out: int,
                       domain: str = "") -> Optional[Tuple[int, ...]]:
     """The output element types ONNX's schema gives ``op_type`` at ``opset`` for inputs of ``in_types``
     (0: omitted), or None when the schema rejects them. Cached: the hot path of every model."""
-    typing = tuple(sorted((k, v) for k, v in attrs.items() if k in ("to", "dtype", "output_datatype")))
+    needed = ("to", "dtype", "output_datatype") + _required_attrs(op_type, opset, domain)  # inference rejects a node without them
+    typing = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items() if k in needed))
     key = (op_type, domain, opset, in_types, typing, n_out)
     if key in _OUT_TYPES:
         return _OUT_TYPES[key]
@@ -46,7 +62,7 @@ def _schema_out_types(op_type: str, opset: int, in_types: Tuple[int, ...], attrs
         return None
     ins = [f"i{k}" if t else "" for k, t in enumerate(in_types)]
     outs = [f"o{k}" for k in range(n_out)]
-    node = helper.make_node(op_type, ins, outs, domain=domain, **dict(typing))
+    node = helper.make_node(op_type, ins, outs, domain=domain, **{k: list(v) if isinstance(v, tuple) else v for k, v in typing})
     known = {f"i{k}": helper.make_tensor_type_proto(t, None) for k, t in enumerate(in_types) if t}
     try:
         got = shape_inference.infer_node_outputs(schema, node, known)
