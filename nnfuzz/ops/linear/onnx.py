@@ -1,5 +1,8 @@
 """ONNX lowerings of the matrix products.
 
+The Gemm forms are drawn for float operands only: ONNX allows integer Gemm, but ONNX Runtime has no
+integer Gemm kernel, so an integer MatMul or Linear would turn "unsupported" by its spelling alone.
+
 MatMul: ONNX MatMul has numpy's (and torch.matmul's) rules; two float matrices may also be written
         as a Gemm without C (drawn).
 Linear: ``x @ W.T + b``: MatMul(x, Transpose(W)) + b, or for a matrix x a Gemm (W transposed by
@@ -48,7 +51,8 @@ def _matmul(op, g, a, b):
 
 @onnx_lowers(L.Linear)
 def _linear(op, g, x, w, b):
-    forms = ["MatMul+Add"] + (["Gemm"] if g.rank(x) == 2 else []) + (["Reshape+Gemm"] if g.rank(x) > 2 else [])
+    gemm = g.dtype(x) in DTYPE_FLOATS
+    forms = ["MatMul+Add"] + (["Gemm"] if gemm and g.rank(x) == 2 else []) + (["Reshape+Gemm"] if gemm and g.rank(x) > 2 else [])
     form = g.draw("form", forms)
     if form == "Gemm":
         return _gemm(g, x, w, b, trans_b=True)

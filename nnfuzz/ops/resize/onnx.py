@@ -46,7 +46,7 @@ def _target(g, x, out_sizes, spatial_only: bool):
     r = len(shape)
     full = shape[:2] + [int(s) for s in out_sizes]
     axes = list(range(2, r)) if spatial_only else list(range(r))
-    attrs = {"axes": axes} if spatial_only else {}  # TMP
+    attrs = {"axes": g.axes(axes, r)} if spatial_only else {}
     use_scales = all(_exact_scale(shape[a], full[a]) for a in axes) and g.flip("target", "scales", "sizes")
     roi_how = g.draw("roi", ["omitted", "empty", "identity"])
     roi = None if roi_how == "omitted" else g.const(

@@ -35,7 +35,7 @@ def _index(ix, device):
 def _nearest_onnx(op, x):
     taps = taps_for(op)
     for axis, n_out in enumerate(op.size, start=2):
-        (index,), _ = taps(x.shape[axis], n_out)
+        (index,), _ = taps(int(x.shape[axis]), n_out)  # int: a traced size is a tensor
         x = x.index_select(axis, _index(index, x.device))
     return x
 
@@ -44,7 +44,7 @@ def _nearest_onnx(op, x):
 def _gathered(op, x):
     v, taps = x.to(torch.float64), taps_for(op)
     for axis, n_out in enumerate(op.size, start=2):
-        index, weight = taps(v.shape[axis], n_out)
+        index, weight = taps(int(v.shape[axis]), n_out)
         shape = [1] * v.dim()
         shape[axis] = n_out
         v = sum(torch.from_numpy(w).to(v.device).reshape(shape) * v.index_select(axis, _index(ix, v.device))
