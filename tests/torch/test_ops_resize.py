@@ -7,6 +7,7 @@ import pytest
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.materialize.onnx.builder import OnnxGraph
 from nnfuzz.materialize.onnx.lowering import onnx_lowering_for
@@ -30,6 +31,7 @@ SAMPLES = [
     (R.ResizeNearestOnnx(2, 9, coord="half_pixel", nearest_mode="round_prefer_ceil"), [1, 2, 4, 3]),
     (R.ResizeLinearOnnx(5, 1, 3, coord="asymmetric"), [1, 1, 3, 2, 2]),
     (R.ResizeCubicOnnx(3, 7, coord="asymmetric", cubic_coeff_a=-0.5, exclude_outside=True), [1, 2, 4, 5]),
+    (R.ResizeLinearScale(scale=0.75, coord="half_pixel_symmetric"), [1, 2, 4, 5]),
 ]
 _ids = [type(op).__name__ for op, _ in SAMPLES]
 
@@ -72,10 +74,12 @@ def test_attribute_values(op, shape):
     (R.ResizeNearestOnnx, 2, {"coord": "asymmetric", "nearest_mode": "round_prefer_ceil"}),
     (R.ResizeLinearOnnx, 1, {"coord": "asymmetric"}),
     (R.ResizeCubicOnnx, 2, {"coord": "half_pixel", "cubic_coeff_a": -0.5, "exclude_outside": True}),
+    (R.ResizeLinearScale, 0, {"scale": 1.75, "coord": "half_pixel_symmetric"}),
 ])
 def test_solved(cls, n_var, kwargs):
     for seed in range(2):
-        op, (x,) = solve_concrete(cls, [n_var + 2], [f32], n_var=n_var, kwargs=kwargs, seed=seed)
+        rank = n_var + 2 if n_var else 4
+        op, (x,) = solve_concrete(cls, [rank], [f32], n_var=n_var, kwargs=kwargs, seed=seed)
         assert check(op, x.shape, x.dtype) == "ok"
 
 
@@ -89,6 +93,12 @@ def test_invalid_attributes_rejected():
     x = [AbsTensor([1, 2, 3, 4], f32)]
     assert False in R.ResizeNearest(0, 3).checked_requires(x)
     assert False in R.ResizeCubic(3, -1, align_corners=False).checked_requires(x)
+
+
+def test_scale_resize_rules():
+    op = R.ResizeLinearScale(scale=1.25, coord="half_pixel")
+    assert op.checked_type_transfer([AbsTensor([1, 2, 8, 7], f32)])[0].shape == [1, 2, 10, 8]  # floor(8.75)
+    assert False in op.checked_requires([AbsTensor([1, 2, 3, 8], f32)])  # floor(3.75) == 3: ruled out
 
 
 def test_onnx_nearest_takes_only_exact_ratios():
@@ -117,6 +127,11 @@ HAND = [
     # linear, asymmetric 2 -> 4: sources 0, .5, 1, 1.5 (clamped to 1)
     (R.ResizeLinearOnnx(4, coord="asymmetric"), [1, 2], [1, 1.5, 2, 2]),
     (R.ResizeLinearOnnx(1, coord="pytorch_half_pixel"), [1, 3], [1]),
+    # by scale 0.75, 5 -> floor(3.75) = 3 (input i holds i): sources (i + .5) / .75 - .5; i / .75; and
+    # half_pixel_symmetric's offset 5/2 * (1 - 3 / 3.75) = .5 added to the half_pixel sources
+    (R.ResizeLinearScale(scale=0.75, coord="half_pixel"), [0, 1, 2, 3, 4], [1 / 6, 1.5, 17 / 6]),
+    (R.ResizeLinearScale(scale=0.75, coord="asymmetric"), [0, 1, 2, 3, 4], [0, 4 / 3, 8 / 3]),
+    (R.ResizeLinearScale(scale=0.75, coord="half_pixel_symmetric"), [0, 1, 2, 3, 4], [2 / 3, 2, 10 / 3]),
 ]
 
 
@@ -146,7 +161,7 @@ def _onnx_direct(op, x):
 
 @pytest.mark.parametrize("op, x, want", [(op, np.array(x, np.float32).reshape(1, 1, -1), np.array(w, np.float32).reshape(1, 1, -1))
                                          for op, x, w in HAND] + [(o, x, np.array(w, np.float32)) for o, x, w in _cubic_hand()],
-                         ids=lambda v: repr(v) if isinstance(v, R.ResizeOp) else "")
+                         ids=lambda v: repr(v) if isinstance(v, AbsOpBase) else "")
 def test_hand_computed_onnx_modes(op, x, want):
     from onnx.reference import ReferenceEvaluator
     import onnxruntime as ort

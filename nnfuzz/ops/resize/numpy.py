@@ -2,12 +2,13 @@
 axis after the other, each output position i a weighted sum of a few input positions (taps)
 around its source coordinate. Floats in float64 (rounded once by eval_op).
 
-Source coordinate of output i (input size S, output size O, scale O/S), by coordinate mode (the
-torch modes: ``align_corners`` or else ``half_pixel``):
-  half_pixel:          (i + 0.5) / scale - 0.5
-  pytorch_half_pixel:  as half_pixel, but 0 when O == 1
-  align_corners:       i * (S-1) / (O-1)            (0 when O == 1)
-  asymmetric:          i / scale
+Source coordinate of output i (input size S, output size O, scale O/S unless the op gives one), by
+coordinate mode (the torch modes: ``align_corners`` or else ``half_pixel``):
+  half_pixel:           (i + 0.5) / scale - 0.5
+  pytorch_half_pixel:   as half_pixel, but 0 when O == 1
+  align_corners:        i * (S-1) / (O-1)            (0 when O == 1)
+  asymmetric:           i / scale
+  half_pixel_symmetric: S/2 * (1 - O / (scale * S)) + (i + 0.5) / scale - 0.5
 Nearest (torch): input index floor(i * S / O), computed exactly in integers; uint8 stays uint8.
 Nearest (ONNX):  the source rounded by nearest_mode (round_prefer_floor: ties down, round_prefer_ceil:
          ties up, floor, ceil), clamped into [0, S-1]; one tap, weight 1, so any dtype stays as is.
@@ -36,10 +37,12 @@ def coord_mode(op) -> str:
     return "align_corners" if op.align_corners else "half_pixel"
 
 
-def source(n_in, n_out, coord):
+def source(n_in, n_out, coord, scale=None):
     """The source coordinate of every output position along one axis (float64)."""
     i = np.arange(n_out, dtype=np.float64)
-    scale = n_out / n_in
+    scale = n_out / n_in if scale is None else scale
+    if coord == "half_pixel_symmetric":
+        return n_in / 2 * (1 - n_out / (scale * n_in)) + (i + 0.5) / scale - 0.5
     if coord == "align_corners":
         return i * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros(n_out)
     if coord == "asymmetric":
@@ -48,7 +51,7 @@ def source(n_in, n_out, coord):
         return np.zeros(n_out)
     if coord in ("half_pixel", "pytorch_half_pixel"):
         return (i + 0.5) / scale - 0.5
-    raise ValueError(f"unknown coordinate mode {coord!r}; one of {R.COORD_MODES}")
+    raise ValueError(f"unknown coordinate mode {coord!r}; one of {R.COORD_MODES + ('half_pixel_symmetric',)}")
 
 
 _ROUND = {
@@ -64,8 +67,8 @@ def nearest_taps(n_in, n_out, coord, nearest_mode):
     return [np.clip(index, 0, n_in - 1)], [np.ones(n_out)]
 
 
-def linear_taps(n_in, n_out, coord):
-    src = np.clip(source(n_in, n_out, coord), 0.0, n_in - 1)
+def linear_taps(n_in, n_out, coord, scale=None):
+    src = np.clip(source(n_in, n_out, coord, scale), 0.0, n_in - 1)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0
     return [i0, np.minimum(i0 + 1, n_in - 1)], [1.0 - t, t]
@@ -93,6 +96,8 @@ def taps_for(op):
         return lambda n_in, n_out: nearest_taps(n_in, n_out, coord, op.nearest_mode)
     if isinstance(op, (R.ResizeLinear, R.ResizeLinearOnnx)):
         return lambda n_in, n_out: linear_taps(n_in, n_out, coord)
+    if isinstance(op, R.ResizeLinearScale):
+        return lambda n_in, n_out: linear_taps(n_in, n_out, coord, op.scale)
     a, excl = getattr(op, "cubic_coeff_a", CUBIC_A), getattr(op, "exclude_outside", False)
     return lambda n_in, n_out: cubic_taps(n_in, n_out, coord, a, excl)
 
@@ -121,9 +126,9 @@ def _nearest_onnx(op, x):
     return x
 
 
-@evaluates(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx)
+@evaluates(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx, R.ResizeLinearScale)
 def _separable(op, x):
     v, taps = np.asarray(x, dtype=np.float64), taps_for(op)
-    for axis, n_out in enumerate(op.size, start=2):
+    for axis, n_out in enumerate(op.output_sizes(x.shape[2:]), start=2):
         v = _resample(v, axis, *taps(v.shape[axis], n_out))
     return v

@@ -1,7 +1,7 @@
 """ONNX lowerings of the resizes: one Resize node each (its mode, coordinate and rounding attributes
 as the op's torch lowering computes them; see spec.py and numpy.py for the formulas).
 
-Drawn spellings: the target as ``sizes`` (constant or computed in the graph from Shape) or as
+ResizeLinearScale always gives ``scales`` (its meaning); the others draw the target as ``sizes`` (constant or computed in the graph from Shape) or as
 ``scales`` (only where every ratio out/in is exact in float32, so that floor(in * scale) is out and
 the coordinates match); ``roi`` omitted, empty or the identity box; with ``sizes``, ``scales``
 omitted or an empty tensor; from opset 18 the ``axes`` attribute naming the spatial dims (sizes or
@@ -40,19 +40,22 @@ def _exact_scale(n_in: int, n_out: int) -> bool:
     return Fraction(float(np.float32(n_out / n_in))) == Fraction(n_out, n_in)
 
 
-def _target(g, x, out_sizes, spatial_only: bool):
-    """(roi, scales, sizes) inputs and ``axes`` attrs for resizing x's spatial dims to out_sizes."""
+def _target(g, x, out_sizes, spatial_only: bool, scale=None):
+    """(roi, scales, sizes) inputs and ``axes`` attrs for resizing x's spatial dims to out_sizes
+    (by the given ``scale`` on each of them when there is one)."""
     shape = list(g.shape(x))
     r = len(shape)
     full = shape[:2] + [int(s) for s in out_sizes]
     axes = list(range(2, r)) if spatial_only else list(range(r))
     attrs = {"axes": g.axes(axes, r)} if spatial_only else {}
-    use_scales = all(_exact_scale(shape[a], full[a]) for a in axes) and g.flip("target", "scales", "sizes")
+    use_scales = scale is not None or (all(_exact_scale(shape[a], full[a]) for a in axes)
+                                       and g.flip("target", "scales", "sizes"))
     roi_how = g.draw("roi", ["omitted", "empty", "identity"])
     roi = None if roi_how == "omitted" else g.const(
         np.array([] if roi_how == "empty" else [0.0] * len(axes) + [1.0] * len(axes)), DType.float32, "roi")
     if use_scales:
-        scales = g.const(np.array([full[a] / shape[a] for a in axes]), DType.float32, "scales")
+        ratio = [full[a] / shape[a] if scale is None or a < 2 else scale for a in axes]
+        scales = g.const(np.array(ratio), DType.float32, "scales")
         return [x, roi, scales], attrs
     scales = g.const(np.zeros([0]), DType.float32, "scales") if g.flip("no_scales", "empty", "omitted") else None
     sizes = g.shape_operand([full[a] for a in axes], x)
@@ -61,10 +64,10 @@ def _target(g, x, out_sizes, spatial_only: bool):
     return [x, roi, scales, sizes], attrs
 
 
-def _resize(g, x, out_sizes, **attrs):
+def _resize(g, x, out_sizes, scale=None, **attrs):
     """A Resize node to ``out_sizes`` with ``attrs`` (each at its default given or omitted, drawn)."""
     spatial_only = g.opset >= 18 and g.flip("axes", "spatial", "all")
-    inputs, extra = _target(g, x, out_sizes, spatial_only)
+    inputs, extra = _target(g, x, out_sizes, spatial_only, scale)
     if g.opset >= 18 and g.flip("antialias", "0", "omitted"):
         extra["antialias"] = 0
     for key, default in _DEFAULTS.items():
@@ -116,3 +119,12 @@ def _cubic(op, g, x):
     return _resize(g, x, sizes, mode="cubic", coordinate_transformation_mode=_coord(g, coord, sizes),
                    cubic_coeff_a=float(getattr(op, "cubic_coeff_a", -0.75)),
                    exclude_outside=int(getattr(op, "exclude_outside", False)))
+
+
+@onnx_lowers(R.ResizeLinearScale)
+def _linear_scale(op, g, x):
+    """Always a ``scales`` input (the op's coordinates come from the scale, not from out/in)."""
+    if op.coord == "half_pixel_symmetric":
+        g.need_opset(19, "Resize with coordinate_transformation_mode=half_pixel_symmetric")
+    sizes = op.output_sizes(g.shape(x)[2:])
+    return _resize(g, x, sizes, scale=float(op.scale), mode="linear", coordinate_transformation_mode=op.coord)

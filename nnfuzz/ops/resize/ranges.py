@@ -4,4 +4,4 @@ overshoot: no rule."""
 from nnfuzz.abstract.ranges import subset, value_range
 from nnfuzz.ops.resize import spec as RS
 
-value_range(RS.ResizeNearest, RS.ResizeLinear, RS.ResizeNearestOnnx, RS.ResizeLinearOnnx)(subset)
+value_range(RS.ResizeNearest, RS.ResizeLinear, RS.ResizeNearestOnnx, RS.ResizeLinearOnnx, RS.ResizeLinearScale)(subset)

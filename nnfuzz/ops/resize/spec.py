@@ -14,10 +14,15 @@ cubic_coeff_a -0.5, exclude_outside). Source coordinate of output i (in -> out, 
   align_corners:       i * (in - 1) / (out - 1)    (0 when out == 1)
   asymmetric:          i / scale
 Taps that fall outside [0, in-1] read the nearest edge element. ``half_pixel_symmetric`` (opset 19)
-equals half_pixel when the output sizes are given (its offset is 0), so it is a spelling of it;
+equals half_pixel when the output sizes are given (its offset is 0), so it is a spelling of it
+there; ResizeLinearScale resizes by a given scale (output floor(in * scale), coordinates from the
+scale itself, not from out/in), where it differs:
+  half_pixel_symmetric: in/2 * (1 - out / (scale * in)) + (i + 0.5) / scale - 0.5
 ``tf_crop_and_resize`` (an roi) is out of scope.
 """
-from nnfuzz.abstract.arith import Or, divisible
+from fractions import Fraction
+
+from nnfuzz.abstract.arith import Or, divisible, fdiv
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DType
 from nnfuzz.abstract.op import AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
@@ -40,6 +45,10 @@ class ResizeOp(AbsOpBase, abstract=True):
     def type_transfer(self, inputs):
         (x,) = inputs
         return [AbsTensor(x.shape[:2] + self.size, self.out_dtypes_for(inputs)[0])]
+
+    def output_sizes(self, in_sizes):
+        """The concrete output spatial sizes for these input spatial sizes."""
+        return [int(s) for s in self.size]
 
 
 class ResizeNearest(ResizeOp):
@@ -126,3 +135,42 @@ class ResizeCubicOnnx(ResizeOp):
         self.coord = coord
         self.cubic_coeff_a = cubic_coeff_a
         self.exclude_outside = exclude_outside
+
+
+class ResizeLinearScale(AbsOpBase):
+    """ONNX linear Resize by ``scale`` on every spatial dim (a Resize with a ``scales`` input): output
+    floor(in * scale), source coordinates from ``scale`` (see the module docstring). The scales are
+    exact binary fractions, so floor(in * scale) is exact in float32 everywhere; align_corners and
+    pytorch_half_pixel are left out (runtimes read their "output length" as the integer size or as
+    in * scale, which differ here).
+
+    The coordinates use the given scale as onnx's ReferenceEvaluator and ONNX Runtime do (and as
+    half_pixel_symmetric's definition needs), although the spec text also defines ``scale =
+    length_resized / length_original``: a runtime that reads it so disagrees wherever
+    floor(in * scale) / in != scale. Where floor(in * scale) == in the two readings give the identity
+    and the given scale does not; ORT returns the identity there, so the rules rule that case out."""
+    family = "resize"
+    in_dtypes = [(d,) for d in DTYPE_FLOATS]
+    out_dtypes = [(d,) for d in DTYPE_FLOATS]
+    inp_ranks = out_ranks = [ranks(3, 5)]
+    attr_choices = {"scale": (0.625, 0.75, 1.25, 1.75, 2.5), "coord": ("half_pixel_symmetric", "half_pixel", "asymmetric")}
+
+    def __init__(self, *, scale, coord):
+        self.scale = scale
+        self.coord = coord
+
+    def _sizes(self, in_sizes):
+        f = Fraction(self.scale)
+        return [fdiv(d * f.numerator, f.denominator) for d in in_sizes]
+
+    def output_sizes(self, in_sizes):
+        f = Fraction(self.scale)
+        return [int(d) * f.numerator // f.denominator for d in in_sizes]
+
+    def requires(self, inputs):
+        ins = inputs[0].shape[2:]
+        return [s >= 1 for s in self._sizes(ins)] + [s != d for s, d in zip(self._sizes(ins), ins)]
+
+    def type_transfer(self, inputs):
+        (x,) = inputs
+        return [AbsTensor(list(x.shape[:2]) + self._sizes(x.shape[2:]), self.out_dtypes_for(inputs)[0])]

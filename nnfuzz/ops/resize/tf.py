@@ -14,10 +14,10 @@ from nnfuzz.materialize.tensorflow.layout import compute_dtype
 from nnfuzz.ops.resize.numpy import taps_for
 
 
-@tf_lowers(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx)
+@tf_lowers(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx, R.ResizeLinearScale)
 def _separable(op, x):
     v, taps = tf.cast(x, compute_dtype(x)), taps_for(op)
-    for axis, n_out in enumerate(op.size, start=2):
+    for axis, n_out in enumerate(op.output_sizes([int(d) for d in x.shape[2:]]), start=2):
         index, weight = taps(int(v.shape[axis]), n_out)
         shape = [1] * len(v.shape)
         shape[axis] = n_out

@@ -40,10 +40,10 @@ def _nearest_onnx(op, x):
     return x
 
 
-@lowers(R.ResizeLinearOnnx, R.ResizeCubicOnnx)
+@lowers(R.ResizeLinearOnnx, R.ResizeCubicOnnx, R.ResizeLinearScale)
 def _gathered(op, x):
     v, taps = x.to(torch.float64), taps_for(op)
-    for axis, n_out in enumerate(op.size, start=2):
+    for axis, n_out in enumerate(op.output_sizes([int(d) for d in x.shape[2:]]), start=2):
         index, weight = taps(int(v.shape[axis]), n_out)
         shape = [1] * v.dim()
         shape[axis] = n_out
