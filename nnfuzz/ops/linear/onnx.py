@@ -13,6 +13,8 @@ Gemm:   one Gemm (defaults given or omitted, a transposed operand by ``trans*=1`
         by float ``alpha``/``beta`` (the reference computes integer Gemm through float64), while
         torch and the numpy reference apply integral alpha and beta as integers.
 """
+import numpy as np
+
 from nnfuzz.abstract.dtype import DTYPE_FLOATS
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.linear import spec as L
@@ -52,16 +54,14 @@ def _matmul(op, g, a, b):
 @onnx_lowers(L.Linear)
 def _linear(op, g, x, w, b):
     gemm = g.dtype(x) in DTYPE_FLOATS
-    forms = ["MatMul+Add"] + (["Gemm"] if gemm and g.rank(x) == 2 else []) + (["Reshape+Gemm"] if gemm and g.rank(x) > 2 else [])
+    forms = ["MatMul+Add"] + ([("Gemm" if g.rank(x) == 2 else "Reshape+Gemm")] if gemm and g.rank(x) > 1 else [])
     form = g.draw("form", forms)
     if form == "Gemm":
         return _gemm(g, x, w, b, trans_b=True)
     if form == "Reshape+Gemm":
         k, n = g.shape(w)[1], g.shape(w)[0]
         lead = list(g.shape(x)[:-1])
-        rows = 1
-        for d in lead:
-            rows *= d
+        rows = int(np.prod(lead))
         flat = g.op("Reshape", x, g.shape_operand([rows, k], x, w), shape=(rows, k))
         y = _gemm(g, flat, w, b, trans_b=True)
         return g.op("Reshape", y, g.shape_operand(lead + [n], x, w))

@@ -1,10 +1,10 @@
 """ONNX lowerings of the resizes: one Resize node each (its mode, coordinate and rounding attributes
 as the op's torch lowering computes them; see spec.py and numpy.py for the formulas).
 
-ResizeLinearScale always gives ``scales`` (its meaning); the others draw the target as ``sizes`` (constant or computed in the graph from Shape) or as
+Drawn spellings: the target as ``sizes`` (constant or computed in the graph from Shape) or as
 ``scales`` (only where every ratio out/in is exact in float32, so that floor(in * scale) is out and
-the coordinates match); ``roi`` omitted, empty or the identity box; with ``sizes``, ``scales``
-omitted or an empty tensor; from opset 18 the ``axes`` attribute naming the spatial dims (sizes or
+the coordinates match; ResizeLinearScale always gives ``scales``, its meaning); ``roi`` omitted,
+empty or the identity box; with ``sizes``, ``scales`` omitted or an empty tensor; from opset 18 the ``axes`` attribute naming the spatial dims (sizes or
 scales for those dims only), ``antialias=0`` and ``keep_aspect_ratio_policy=stretch`` given or
 omitted; attributes at their defaults (mode nearest, half_pixel, round_prefer_floor, cubic_coeff_a
 -0.75, exclude_outside 0, extrapolation_value 0) given or omitted; and equivalent coordinate modes:
