@@ -1,5 +1,5 @@
 """onnx's ReferenceEvaluator departs from the ONNX spec on four spellings the conv, pool and resize
-lowerings write (see reference_fixes.py). Each test shows the stock evaluator failing on a one-node
+lowerings write (see tests/onnx_reference_fixes.py). Each test shows the stock evaluator failing on a one-node
 model and the corrected one agreeing with the numpy reference of the op the node lowers (and with
 ONNX Runtime), so the corrections can stand in for the stock classes in test_direct_lowering."""
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 from onnx import TensorProto as T
 from onnx.reference import ReferenceEvaluator
-from reference_fixes import FIXED_OPS
+from onnx_reference_fixes import REFERENCE_FIXES
 
 from nnfuzz.ops.conv import spec as C
 from nnfuzz.ops.pool import spec as P
@@ -31,7 +31,7 @@ def _ort(model, feed):
 
 
 def _fixed(model, feed):
-    return ReferenceEvaluator(model, new_ops=FIXED_OPS).run(None, feed)[0]
+    return ReferenceEvaluator(model, new_ops=REFERENCE_FIXES).run(None, feed)[0]
 
 
 RNG = np.random.default_rng(0)
