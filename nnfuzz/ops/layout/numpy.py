@@ -57,6 +57,20 @@ def _depth_to_space(op, x):
     return y.reshape(n, c // (b * b), h * b, w * b)
 
 
+@evaluates(L.DepthToSpaceDCR)
+def _depth_to_space_dcr(op, x):
+    # DCR: channel (i*b + j)*C + c of the input goes to channel c, pixel (h*b + i, w*b + j)
+    n, c, h, w = x.shape
+    b = op.blocksize
+    depth = c // (b * b)
+    y = np.empty((n, depth, h * b, w * b), dtype=x.dtype)
+    for i in range(b):
+        for j in range(b):
+            k = i * b + j
+            y[:, :, i::b, j::b] = x[:, k * depth:(k + 1) * depth]
+    return y
+
+
 @evaluates(L.SpaceToDepth)
 def _space_to_depth(op, x):
     # the inverse of DepthToSpace (CRD, as torch.pixel_unshuffle; ONNX SpaceToDepth is DCR)

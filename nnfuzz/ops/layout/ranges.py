@@ -7,7 +7,7 @@ from nnfuzz.ops.layout import spec as L
 
 
 @value_range(L.Reshape, L.Flatten, L.Transpose, L.Permute, L.Squeeze, L.Unsqueeze, L.Expand, L.Tile,
-             L.DepthToSpace, L.SpaceToDepth, L.Flip, L.Roll)
+             L.DepthToSpace, L.DepthToSpaceDCR, L.SpaceToDepth, L.Flip, L.Roll)
 def _same(op, rs, ts):
     return rs[0] if all(int(d) > 0 for d in ts[0].shape) or not ts[0].ndims else rs[0].interval()
 

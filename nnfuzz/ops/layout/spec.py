@@ -212,8 +212,8 @@ class Tile(LayoutOp):
         return self.out(inputs, [d * r for d, r in zip(x.shape, self.repeats)])
 
 
-class DepthToSpace(LayoutOp):
-    """NCHW: [N, C*b*b, H, W] -> [N, C, H*b, W*b] (torch.pixel_shuffle, ONNX DepthToSpace mode CRD)."""
+class DepthToSpaceOp(LayoutOp, abstract=True):
+    """NCHW: [N, C*b*b, H, W] -> [N, C, H*b, W*b]; the subclass says which input channel goes where."""
     inp_ranks = [(4,)]
     out_ranks = [(4,)]
 
@@ -230,6 +230,16 @@ class DepthToSpace(LayoutOp):
         n, c, h, w = x.shape
         b = self.blocksize
         return self.out(inputs, [n, fdiv(c, divisor(b * b)), h * b, w * b])
+
+
+class DepthToSpace(DepthToSpaceOp):
+    """Channel c*b*b + i*b + j goes to channel c, pixel offset (i, j) in its block (column-row-depth
+    order: torch.pixel_shuffle, ONNX DepthToSpace mode CRD)."""
+
+
+class DepthToSpaceDCR(DepthToSpaceOp):
+    """Channel (i*b + j)*C + c goes to channel c, pixel offset (i, j) in its block (depth-column-row
+    order: ONNX DepthToSpace's default mode DCR, TF's depth_to_space on NHWC)."""
 
 
 class SpaceToDepth(LayoutOp):

@@ -1,6 +1,7 @@
 """Layout operators: reshapes, transposes, broadcasts and masks that move or copy elements.
 DepthToSpace/SpaceToDepth follow torch's pixel_shuffle channel order (channel-major, ONNX "CRD"),
-TF's NHWC depth_to_space the block-major one, so the channels are regrouped around TF's op."""
+TF's NHWC depth_to_space the block-major one (ONNX "DCR", as DepthToSpaceDCR), so the channels are
+regrouped around TF's op."""
 import numpy as np
 
 from nnfuzz.ops.layout import spec as L
@@ -61,6 +62,14 @@ def _depth_to_space(op, x):
     # channel c_out * b*b + k (torch) -> NHWC channel k * C_out + c_out (TF)
     x = tf.reshape(tf.transpose(tf.reshape(x, [n, c // (b * b), b * b, h, w]), [0, 3, 4, 2, 1]), [n, h, w, c])
     return tf.transpose(tf.nn.depth_to_space(x, b), [0, 3, 1, 2])
+
+
+@tf_lowers(L.DepthToSpaceDCR)
+def _depth_to_space_dcr(op, x):
+    if op.blocksize == 1:  # TF wants a block size of at least 2
+        return tf.identity(x)
+    # TF's NHWC channel (i*b + j)*C + c goes to offset (i, j) of channel c: the DCR order itself
+    return tf.transpose(tf.nn.depth_to_space(tf.transpose(x, [0, 2, 3, 1]), op.blocksize), [0, 3, 1, 2])
 
 
 @tf_lowers(L.SpaceToDepth)

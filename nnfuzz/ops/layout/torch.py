@@ -50,6 +50,14 @@ def _depth_to_space(op, x):
     return F.pixel_shuffle(x, op.blocksize)
 
 
+@lowers(L.DepthToSpaceDCR)
+def _depth_to_space_dcr(op, x):
+    n, c, h, w = x.shape
+    b = op.blocksize
+    y = x.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)  # to (n, c, h, i, w, j)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
 @lowers(L.SpaceToDepth)
 def _space_to_depth(op, x):
     return F.pixel_unshuffle(x, op.blocksize)  # exports as Reshape/Transpose, not SpaceToDepth

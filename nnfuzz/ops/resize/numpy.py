@@ -2,14 +2,25 @@
 axis after the other, each output position i a weighted sum of a few input positions (taps)
 around its source coordinate. Floats in float64 (rounded once by eval_op).
 
-Source coordinate of output i (input size S, output size O):
-  align_corners:      i * (S-1)/(O-1)            (0 when O == 1)
-  otherwise:          (i + 0.5) * S/O - 0.5      (half-pixel centres)
-Nearest: input index floor(i * S / O) (asymmetric), computed exactly in integers; uint8 stays uint8.
-Linear:  the source clamped at 0; taps floor(src) and the next (clamped to S-1), weights 1-t, t
-         where t = src - floor(src).
-Cubic:   taps floor(src) - 1 .. floor(src) + 2 (indices clamped into [0, S-1]) with Keys' cubic
-         convolution weights, coefficient A = -0.75 (torch's bicubic).
+Source coordinate of output i (input size S, output size O, scale O/S unless the op gives one), by
+coordinate mode (the torch modes: ``align_corners`` or else ``half_pixel``):
+  half_pixel:           (i + 0.5) / scale - 0.5
+  pytorch_half_pixel:   as half_pixel, but 0 when O == 1
+  align_corners:        i * (S-1) / (O-1)            (0 when O == 1)
+  asymmetric:           i / scale
+  half_pixel_symmetric: S/2 * (1 - O / (scale * S)) + (i + 0.5) / scale - 0.5
+Nearest (torch): input index floor(i * S / O), computed exactly in integers; uint8 stays uint8.
+Nearest (ONNX):  the source rounded by nearest_mode (round_prefer_floor: ties down, round_prefer_ceil:
+         ties up, floor, ceil), clamped into [0, S-1]; one tap, weight 1, so any dtype stays as is.
+Linear:  the source clamped into [0, S-1]; taps floor(src) and the next (clamped to S-1), weights
+         1-t, t where t = src - floor(src).
+Cubic:   taps floor(src) - 1 .. floor(src) + 2 with Keys' cubic convolution weights, coefficient
+         A = -0.75 (torch's bicubic) unless the op says; a tap outside [0, S-1] reads the edge
+         element, or with exclude_outside gets weight 0 and the others are scaled to sum 1.
+
+These taps are also what the TF lowerings and the torch lowerings of the ONNX-mode ops gather with;
+the check that keeps them honest is torch's F.interpolate for the torch modes and onnx's
+ReferenceEvaluator (and the hand-computed cases in tests/reference) for the ONNX modes.
 """
 import numpy as np
 
@@ -19,34 +30,76 @@ from nnfuzz.reference.registry import evaluates
 CUBIC_A = -0.75
 
 
-def _source(n_in, n_out, align_corners):
+def coord_mode(op) -> str:
+    """The op's ONNX coordinate_transformation_mode."""
+    if hasattr(op, "coord"):
+        return op.coord
+    return "align_corners" if op.align_corners else "half_pixel"
+
+
+def source(n_in, n_out, coord, scale=None):
+    """The source coordinate of every output position along one axis (float64)."""
     i = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        return i * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    return (i + 0.5) * (n_in / n_out) - 0.5
+    scale = n_out / n_in if scale is None else scale
+    if coord == "half_pixel_symmetric":
+        return n_in / 2 * (1 - n_out / (scale * n_in)) + (i + 0.5) / scale - 0.5
+    if coord == "align_corners":
+        return i * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros(n_out)
+    if coord == "asymmetric":
+        return i / scale
+    if coord == "pytorch_half_pixel" and n_out == 1:
+        return np.zeros(n_out)
+    if coord in ("half_pixel", "pytorch_half_pixel"):
+        return (i + 0.5) / scale - 0.5
+    raise ValueError(f"unknown coordinate mode {coord!r}; one of {R.COORD_MODES + ('half_pixel_symmetric',)}")
 
 
-def linear_taps(n_in, n_out, align_corners):
-    src = np.maximum(_source(n_in, n_out, align_corners), 0.0)
+_ROUND = {
+    "round_prefer_floor": lambda s: np.ceil(s - 0.5),
+    "round_prefer_ceil": lambda s: np.floor(s + 0.5),
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
+def nearest_taps(n_in, n_out, coord, nearest_mode):
+    index = _ROUND[nearest_mode](source(n_in, n_out, coord)).astype(np.int64)
+    return [np.clip(index, 0, n_in - 1)], [np.ones(n_out)]
+
+
+def linear_taps(n_in, n_out, coord, scale=None):
+    src = np.clip(source(n_in, n_out, coord, scale), 0.0, n_in - 1)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0
     return [i0, np.minimum(i0 + 1, n_in - 1)], [1.0 - t, t]
 
 
-def _cubic_near(d):  # the kernel at 0 <= d <= 1
-    return ((CUBIC_A + 2) * d - (CUBIC_A + 3)) * d * d + 1
-
-
-def _cubic_far(d):  # the kernel at 1 < d < 2
-    return ((CUBIC_A * d - 5 * CUBIC_A) * d + 8 * CUBIC_A) * d - 4 * CUBIC_A
-
-
-def cubic_taps(n_in, n_out, align_corners):
-    src = _source(n_in, n_out, align_corners)
+def cubic_taps(n_in, n_out, coord, a=CUBIC_A, exclude_outside=False):
+    src = source(n_in, n_out, coord)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0
-    index = [np.clip(i0 + k, 0, n_in - 1) for k in (-1, 0, 1, 2)]
-    return index, [_cubic_far(t + 1), _cubic_near(t), _cubic_near(1 - t), _cubic_far(2 - t)]
+    near = lambda d: ((a + 2) * d - (a + 3)) * d * d + 1  # noqa: E731 - the kernel at 0 <= d <= 1
+    far = lambda d: ((a * d - 5 * a) * d + 8 * a) * d - 4 * a  # noqa: E731 - the kernel at 1 < d < 2
+    index = [i0 + k for k in (-1, 0, 1, 2)]
+    weight = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    if exclude_outside:
+        weight = [np.where((ix >= 0) & (ix < n_in), w, 0.0) for ix, w in zip(index, weight)]
+        total = sum(weight)
+        weight = [w / total for w in weight]
+    return [np.clip(ix, 0, n_in - 1) for ix in index], weight
+
+
+def taps_for(op):
+    """``taps(n_in, n_out) -> (indices, weights)`` of one axis, for any of the resize ops."""
+    coord = coord_mode(op)
+    if isinstance(op, R.ResizeNearestOnnx):
+        return lambda n_in, n_out: nearest_taps(n_in, n_out, coord, op.nearest_mode)
+    if isinstance(op, (R.ResizeLinear, R.ResizeLinearOnnx)):
+        return lambda n_in, n_out: linear_taps(n_in, n_out, coord)
+    if isinstance(op, R.ResizeLinearScale):
+        return lambda n_in, n_out: linear_taps(n_in, n_out, coord, op.scale)
+    a, excl = getattr(op, "cubic_coeff_a", CUBIC_A), getattr(op, "exclude_outside", False)
+    return lambda n_in, n_out: cubic_taps(n_in, n_out, coord, a, excl)
 
 
 def _resample(v, axis, index, weight):
@@ -54,13 +107,6 @@ def _resample(v, axis, index, weight):
     shape = [1] * v.ndim
     shape[axis] = -1
     return sum(w.reshape(shape) * np.take(v, ix, axis=axis) for ix, w in zip(index, weight))
-
-
-def _separable(op, x, taps):
-    v = np.asarray(x, dtype=np.float64)
-    for axis, n_out in enumerate(op.size, start=2):
-        v = _resample(v, axis, *taps(v.shape[axis], n_out, op.align_corners))
-    return v
 
 
 @evaluates(R.ResizeNearest)
@@ -71,11 +117,18 @@ def _nearest(op, x):
     return x
 
 
-@evaluates(R.ResizeLinear)
-def _linear(op, x):
-    return _separable(op, x, linear_taps)
+@evaluates(R.ResizeNearestOnnx)
+def _nearest_onnx(op, x):
+    taps = taps_for(op)
+    for axis, n_out in enumerate(op.size, start=2):
+        (index,), _ = taps(x.shape[axis], n_out)
+        x = np.take(x, index, axis=axis)
+    return x
 
 
-@evaluates(R.ResizeCubic)
-def _cubic(op, x):
-    return _separable(op, x, cubic_taps)
+@evaluates(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx, R.ResizeLinearScale)
+def _separable(op, x):
+    v, taps = np.asarray(x, dtype=np.float64), taps_for(op)
+    for axis, n_out in enumerate(op.output_sizes(x.shape[2:]), start=2):
+        v = _resample(v, axis, *taps(v.shape[axis], n_out))
+    return v

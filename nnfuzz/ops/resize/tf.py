@@ -1,10 +1,8 @@
-"""Resizing as torch's F.interpolate does it, one spatial axis after the other: every output position a
-weighted sum of a few input positions gathered along the axis (indices and weights computed in numpy
-from the static sizes). tf.image.resize is not used: its nearest and bicubic (Keys a=-0.5) differ from
-torch's (floor(i*in/out), a=-0.75), and its bilinear computes float64 inputs in float32.
-
-Source coordinate of output i (in -> out): i*(in-1)/(out-1) with align_corners, else
-(i+0.5)*in/out - 0.5 (clamped at 0 for linear); taps clamped into [0, in-1]."""
+"""Resizing as the numpy reference defines it, one spatial axis after the other: every output position
+a weighted sum of a few input positions gathered along the axis (indices and weights from the
+reference's taps, computed in numpy from the static sizes). tf.image.resize is not used: its nearest
+and bicubic (Keys a=-0.5) differ from torch's (floor(i*in/out), a=-0.75), it has none of ONNX's other
+coordinate and rounding modes, and its bilinear computes float64 inputs in float32."""
 import numpy as np
 
 from nnfuzz.ops.resize import spec as R
@@ -12,14 +10,15 @@ from nnfuzz.materialize.tensorflow.lazy import tf
 from nnfuzz.materialize.tensorflow.lowering import tf_lowers
 from nnfuzz.materialize.tensorflow.layout import compute_dtype
 # the taps (indices and weights per output position) are the numpy reference's: the same static
-# arithmetic; the torch check (F.interpolate) keeps both honest
-from nnfuzz.ops.resize.numpy import cubic_taps, linear_taps
+# arithmetic; the torch check (F.interpolate) and onnx's ReferenceEvaluator keep both honest
+from nnfuzz.ops.resize.numpy import taps_for
 
 
-def _separable(op, x, taps):
-    v = tf.cast(x, compute_dtype(x))
-    for axis, n_out in enumerate(op.size, start=2):
-        index, weight = taps(int(v.shape[axis]), n_out, op.align_corners)
+@tf_lowers(R.ResizeLinear, R.ResizeCubic, R.ResizeLinearOnnx, R.ResizeCubicOnnx, R.ResizeLinearScale)
+def _separable(op, x):
+    v, taps = tf.cast(x, compute_dtype(x)), taps_for(op)
+    for axis, n_out in enumerate(op.output_sizes([int(d) for d in x.shape[2:]]), start=2):
+        index, weight = taps(int(v.shape[axis]), n_out)
         shape = [1] * len(v.shape)
         shape[axis] = n_out
         v = tf.add_n([tf.constant(w.reshape(shape), dtype=v.dtype) * tf.gather(v, ix, axis=axis)
@@ -35,11 +34,10 @@ def _nearest(op, x):
     return x
 
 
-@tf_lowers(R.ResizeLinear)
-def _linear(op, x):
-    return _separable(op, x, linear_taps)
-
-
-@tf_lowers(R.ResizeCubic)
-def _cubic(op, x):
-    return _separable(op, x, cubic_taps)
+@tf_lowers(R.ResizeNearestOnnx)
+def _nearest_onnx(op, x):
+    taps = taps_for(op)
+    for axis, n_out in enumerate(op.size, start=2):
+        (index,), _ = taps(int(x.shape[axis]), n_out)
+        x = tf.gather(x, index, axis=axis)  # one tap, weight 1: any dtype
+    return x

@@ -1,7 +1,7 @@
 """ONNX lowerings of Where, Clip and Cast, with their equivalent spellings drawn."""
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
-from nnfuzz.ops.elementwise.onnx_math import clip, has, spell
+from nnfuzz.materialize.onnx.compose import clip, has, spell
 from nnfuzz.ops.select import spec as S
 
 # torch builds float16 and bfloat16 from a float (c10::Half/BFloat16 take a float): from these

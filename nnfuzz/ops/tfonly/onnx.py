@@ -1,7 +1,7 @@
 """ONNX lowerings of the TF-only ops: ONNX has none of them, so each is a composition of ONNX nodes
 that computes what its torch lowering computes."""
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
-from nnfuzz.ops.elementwise.onnx_math import has, opmath, spell
+from nnfuzz.materialize.onnx.compose import has, opmath, spell
 from nnfuzz.ops.select.onnx import where
 from nnfuzz.ops.tfonly import spec as T
 

@@ -1,10 +1,15 @@
-"""Numerics that ONNX has no node for, written with ONNX nodes: what the elementwise ONNX lowerings
-(and other families' ones) compose. Each is accurate to a few ulps, like the torch kernel it stands
-for, where the textbook one-liner (Log(1 + x), Exp(x) - 1) loses every digit of a small result.
+"""Helpers for ONNX lowerings that compose nodes: drawing a spelling among those writable at the
+graph's opset (``has``, ``spell``, ``attrs``), computing half types as torch's kernels do (``opmath``),
+and numerics ONNX has no node for (``log1p``, ``expm1``, torch's ``softplus`` and elu kernel), each
+accurate to a few ulps like the torch kernel it stands for, where the textbook one-liner (Log(1 + x),
+Exp(x) - 1) loses every digit of a small result.
 """
 from __future__ import annotations
 
 from typing import Callable, Dict, Optional
+
+import numpy as np
+from onnx import defs, helper
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.onnx.builder import first_opset_with
@@ -25,12 +30,18 @@ def spell(g, key: str, table: Dict[str, Optional[Callable[[], str]]]) -> str:
     return table[g.draw(key, names)]()
 
 
-def attr(g, name: str, value, default):
-    """``value`` for attribute ``name``, or None (omitted) where it equals the schema's default and
-    the draw says so."""
-    if value == default and g.flip(name, "omitted", "explicit"):
-        return None
-    return value
+def attrs(g, op_type: str, **values) -> dict:
+    """``values`` as attributes of ``op_type``, each one that equals the schema's default at the graph's
+    opset given or omitted (drawn; float attributes compared as the float32 they are stored as)."""
+    schema = defs.get_schema(op_type, g.opset)
+    out = {}
+    for name, value in values.items():
+        default = helper.get_attribute_value(schema.attributes[name].default_value)
+        default = default.decode() if isinstance(default, bytes) else default
+        same = np.float32(value) == np.float32(default) if isinstance(value, float) else value == default
+        if not (same and g.flip(name, "omitted", "given")):
+            out[name] = value
+    return out
 
 
 def opmath(g, x: str, build: Callable[[str], str]) -> str:
