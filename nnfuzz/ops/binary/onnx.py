@@ -9,9 +9,9 @@ The family's Div, Pow and Fmod take floats only (see spec.py), so ONNX's integer
 integer Pow never appear here.
 """
 from nnfuzz.abstract.dtype import DTYPE_SIGNED_INTS, DType
+from nnfuzz.materialize.onnx.compose import attrs, has, spell as _spell
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.binary import spec as B
-from nnfuzz.ops.reduce.onnx import spell as _spell
 
 
 def _symmetric(op_type):
@@ -56,7 +56,7 @@ def _pow(op, g, x, y):
 @onnx_lowers(B.Fmod)
 def _fmod(op, g, x, y):
     """C fmod is ONNX Mod with fmod=1 (fmod=0, the default, is Python's floored remainder)."""
-    return g.op("Mod", x, y, fmod=1)
+    return g.op("Mod", x, y, **attrs(g, "Mod", fmod=1))
 
 
 def _variadic(op_type):
@@ -82,16 +82,13 @@ onnx_lowers(B.Greater)(_strict("Greater", "Less"))
 onnx_lowers(B.Less)(_strict("Less", "Greater"))
 
 
-OR_EQUAL_BF16_SINCE = 16  # GreaterOrEqual/LessOrEqual take bfloat16 from opset 16 (Greater, Equal: 13)
-
-
 def _or_equal(op_type, mirror, strict, opposite):
     """x >= y as GreaterOrEqual(x, y), LessOrEqual(y, x), Or(Greater(x, y), Equal(x, y)), and for
-    integers also Not(Less(x, y)) (wrong for floats: a NaN compares False both ways). bfloat16 before
-    opset 16 has only the Or form."""
+    integers also Not(Less(x, y)) (wrong for floats: a NaN compares False both ways). Where the opset's
+    GreaterOrEqual/LessOrEqual lack the dtype (bfloat16 before 16) only the Or form is written."""
     def lower(op, g, x, y):
         options = {}
-        if g.dtype(x) is not DType.bfloat16 or g.opset >= OR_EQUAL_BF16_SINCE:
+        if has(g, op_type, g.dtype(x), g.dtype(x)):
             options = {op_type: lambda: g.op(op_type, x, y), mirror: lambda: g.op(mirror, y, x)}
         options[f"Or({strict},Equal)"] = lambda: g.op("Or", g.op(strict, x, y), g.op("Equal", x, y))
         if not g.dtype(x).is_float:

@@ -17,10 +17,11 @@ compute those types in float32.
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
+from nnfuzz.materialize.onnx.compose import attrs, opmath, spell
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.norm import spec as N
 from nnfuzz.ops.norm.numpy import torch_linspace
-from nnfuzz.ops.reduce.onnx import in_float32, reduce, spell
+from nnfuzz.ops.reduce.onnx import reduce
 
 STASH_DOUBLE = 11  # stash_type (TensorProto.DOUBLE): float64 statistics; the default 1 rounds them to float32
 
@@ -60,12 +61,9 @@ def _batch_norm(op, g, x, w, b):
     c = g.shape(x)[1]
     mean = g.const(torch_linspace(-0.5, 0.5, c, np.dtype(dt.numpy())), dt, "mean")
     var = g.const(torch_linspace(0.5, 2.0, c, np.dtype(dt.numpy())), dt, "var")
-    attrs = {"epsilon": float(op.eps)}
-    if g.opset >= 14 and g.flip("training_mode", "given", "default"):
-        attrs["training_mode"] = 0
-    if g.flip("momentum", "given", "default"):
-        attrs["momentum"] = 0.9  # unused in inference mode
-    return g.op("BatchNormalization", x, w, b, mean, var, **attrs)
+    mode = {"training_mode": 0} if g.opset >= 14 else {}  # before 14, one output says inference
+    return g.op("BatchNormalization", x, w, b, mean, var,  # momentum: unused in inference, its default
+                **attrs(g, "BatchNormalization", epsilon=float(op.eps), momentum=0.9, **mode))
 
 
 @onnx_lowers(N.InstanceNorm)
@@ -73,8 +71,9 @@ def _instance_norm(op, g, x, w, b):
     """InstanceNormalization, or composed over the spatial dims."""
     axes = list(range(2, g.rank(x)))
     return spell(g, "InstanceNorm", {
-        "InstanceNormalization": lambda: g.op("InstanceNormalization", x, w, b, epsilon=float(op.eps)),
-        "composed": lambda: in_float32(g, x, lambda g, v: channel_affine(g, normalize(g, v, axes, op.eps), w, b))})
+        "InstanceNormalization": lambda: g.op("InstanceNormalization", x, w, b,
+                                              **attrs(g, "InstanceNormalization", epsilon=float(op.eps))),
+        "composed": lambda: opmath(g, x, lambda v: channel_affine(g, normalize(g, v, axes, op.eps), w, b))})
 
 
 def _grouped(g, x, groups):
@@ -86,7 +85,7 @@ def _grouped(g, x, groups):
 
 
 def _group_norm_composed(op, g, x, w, b, normalizer):
-    y = normalizer(g, _grouped(g, x, op.groups))
+    y = normalizer(_grouped(g, x, op.groups))
     y = g.op("Reshape", y, g.shape_operand(g.shape(x), x), shape=g.shape(x))
     return channel_affine(g, y, w, b)
 
@@ -97,18 +96,19 @@ def _group_norm(op, g, x, w, b):
     by InstanceNormalization (unit scale, zero bias) or by the composition (see the module)."""
     dt, groups, eps = g.dtype(x), op.groups, float(op.eps)
 
-    def by_instance_norm(g, v):
+    def by_instance_norm(v):
         ones, zeros = g.const(np.ones(groups), dt, "ones"), g.const(np.zeros(groups), dt, "zeros")
-        return g.op("InstanceNormalization", v, ones, zeros, epsilon=eps)
+        return g.op("InstanceNormalization", v, ones, zeros, **attrs(g, "InstanceNormalization", epsilon=eps))
 
     def node():
-        stash = STASH_DOUBLE if dt is DType.float64 else (1 if g.flip("stash_type", "given", "default") else None)
-        return g.op("GroupNormalization", x, w, b, num_groups=groups, epsilon=eps, stash_type=stash)
+        stash = STASH_DOUBLE if dt is DType.float64 else 1
+        return g.op("GroupNormalization", x, w, b,
+                    **attrs(g, "GroupNormalization", num_groups=groups, epsilon=eps, stash_type=stash))
 
     options = {"GroupNormalization": node} if g.opset >= 21 else {}
     options["Reshape+InstanceNormalization"] = lambda: _group_norm_composed(op, g, x, w, b, by_instance_norm)
-    options["composed"] = lambda: in_float32(
-        g, x, lambda g, v: _group_norm_composed(op, g, v, w, b, lambda g, r: normalize(g, r, [2], eps)))
+    options["composed"] = lambda: opmath(
+        g, x, lambda v: _group_norm_composed(op, g, v, w, b, lambda r: normalize(g, r, [2], eps)))
     return spell(g, "GroupNorm", options)
 
 
@@ -123,11 +123,10 @@ def _layer_norm(op, g, x, *params):
         w, b = params if op.affine else (g.const(np.ones(normalized), dt, "ones"), None)
         if not op.affine and g.flip("bias", "zeros", "omitted"):
             b = g.const(np.zeros(normalized), dt, "zeros")
-        stash = 1 if g.flip("stash_type", "given", "default") else None
-        return g.op("LayerNormalization", x, w, b, axis=g.axis(rank - k, rank), epsilon=float(op.eps),
-                    stash_type=stash)
+        return g.op("LayerNormalization", x, w, b, **attrs(g, "LayerNormalization", axis=g.axis(rank - k, rank),
+                                                             epsilon=float(op.eps), stash_type=1))
 
-    def composed(g, v):
+    def composed(v):
         y = normalize(g, v, axes, op.eps)
         if op.affine:
             w, b = (g.cast(p, g.dtype(v)) for p in params)
@@ -135,5 +134,5 @@ def _layer_norm(op, g, x, *params):
         return y
 
     options = {"LayerNormalization": node} if g.opset >= 17 else {}
-    options["composed"] = lambda: in_float32(g, x, composed)
+    options["composed"] = lambda: opmath(g, x, composed)
     return spell(g, "LayerNorm", options)
