@@ -17,12 +17,13 @@ compute those types in float32.
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.materialize.onnx.compose import attrs, opmath, spell
+from nnfuzz.materialize.onnx.compose import attrs, has, opmath, spell
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.ops.norm import spec as N
 from nnfuzz.ops.norm.numpy import torch_linspace
 from nnfuzz.ops.reduce.onnx import reduce
 
+GROUP_NORM_PER_CHANNEL_SINCE = 21  # GroupNormalization-18 scales per group, torch per channel
 STASH_DOUBLE = 11  # stash_type (TensorProto.DOUBLE): float64 statistics; the default 1 rounds them to float32
 
 
@@ -105,7 +106,7 @@ def _group_norm(op, g, x, w, b):
         return g.op("GroupNormalization", x, w, b,
                     **attrs(g, "GroupNormalization", num_groups=groups, epsilon=eps, stash_type=stash))
 
-    options = {"GroupNormalization": node} if g.opset >= 21 else {}
+    options = {"GroupNormalization": node} if g.opset >= GROUP_NORM_PER_CHANNEL_SINCE else {}
     options["Reshape+InstanceNormalization"] = lambda: _group_norm_composed(op, g, x, w, b, by_instance_norm)
     options["composed"] = lambda: opmath(
         g, x, lambda v: _group_norm_composed(op, g, v, w, b, lambda r: normalize(g, r, [2], eps)))
@@ -133,6 +134,6 @@ def _layer_norm(op, g, x, *params):
             y = g.op("Add", g.op("Mul", y, w, shape=g.shape(v)), b, shape=g.shape(v))
         return y
 
-    options = {"LayerNormalization": node} if g.opset >= 17 else {}
+    options = {"LayerNormalization": node} if has(g, "LayerNormalization", g.dtype(x), g.dtype(x)) else {}
     options["composed"] = lambda: opmath(g, x, composed)
     return spell(g, "LayerNorm", options)
