@@ -9,6 +9,7 @@ from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model
 from nnfuzz.materialize.onnx.direct import Unspellable, build_onnx
 from nnfuzz.materialize.onnx.spec import FIRST_OPSET, ExportSpec, newest_opset
+from nnfuzz.ops.bitwise import spec as K
 from nnfuzz.ops.elementwise import spec as E
 
 ort = pytest.importorskip("onnxruntime")
@@ -51,11 +52,14 @@ def test_the_same_seed_writes_the_same_bytes_and_another_seed_draws_other_opsets
 
 
 def test_a_node_the_opset_cannot_write_moves_the_model_to_an_opset_that_can():
-    g = _chain(DType.int32, n=1)  # Relu takes int32 from opset 14 on
-    proto, used, _ = build_onnx(g, {}, ExportSpec(opset=13, opsets=(13, 20)))
-    assert 14 <= used.opset <= 20 and proto.opset_import[0].version == used.opset
-    with pytest.raises(Unspellable, match="Relu\\(int32\\) cannot be written at opset 13 \\(needs 14\\)"):
-        build_onnx(g, {}, ExportSpec(opset=13))
+    g = GraphIR()
+    for v in ("x", "y", "z"):
+        g.vars[v] = AbsTensor([2, 3], DType.int32)
+    g.inputs, g.outputs, g.insts = ["x", "y"], ["z"], [Inst(K.BitwiseAnd(), ["x", "y"], ["z"])]  # ONNX opset 18
+    proto, used, _ = build_onnx(g.check(), {}, ExportSpec(opset=13, opsets=(13, 20)))
+    assert 18 <= used.opset <= 20 and proto.opset_import[0].version == used.opset
+    with pytest.raises(Unspellable, match="BitwiseAnd\\(int32, int32\\) cannot be written at opset 13 \\(needs 18\\)"):
+        build_onnx(g, {}, ExportSpec(opset=13, opsets=(13, 17)))
 
 
 def test_spellings_are_recorded_per_node_and_kept_by_a_cut_graph():
