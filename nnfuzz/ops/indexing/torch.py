@@ -1,0 +1,86 @@
+"""Torch lowerings of the indexing ops; their constant indices come from ``indices.py`` (on the input's
+device). They run on any dtype the twin and the surrogates give them (int64, float64)."""
+import torch
+
+from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.ops.indexing import indices as IX
+from nnfuzz.ops.indexing import spec as I
+
+
+def _const(arr, like):
+    return torch.from_numpy(arr).to(like.device)
+
+
+def _with_dim(shape, axis, n):
+    return [n if i == axis else int(d) for i, d in enumerate(shape)]
+
+
+@lowers(I.TopK)
+def _topk(op, x):
+    """A stable sort, cut to k: equal entries keep their order (ONNX's rule; torch.topk has none)."""
+    v, i = torch.sort(x, dim=op.axis, descending=op.largest, stable=True)
+    return v.narrow(op.axis, 0, op.k), i.narrow(op.axis, 0, op.k)
+
+
+@lowers(I.GatherElements)
+def _gather_elements(op, x):
+    shape = _with_dim(x.shape, op.axis, op.n)
+    return torch.gather(x, op.axis, _const(IX.gather_indices(shape, x.shape[op.axis], op.pick), x))
+
+
+_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+@lowers(I.ScatterElements)
+def _scatter_elements(op, data, upd):
+    idx = _const(IX.scatter_element_indices(op, data.shape, upd.shape), data)
+    if op.reduction == "none":
+        return torch.scatter(data, op.axis, idx, upd)
+    return torch.scatter_reduce(data, op.axis, idx, upd, _REDUCE[op.reduction], include_self=True)
+
+
+_COMBINE = {"none": lambda old, new: new, "add": torch.add, "mul": torch.mul, "max": torch.maximum,
+            "min": torch.minimum}
+
+
+@lowers(I.ScatterND)
+def _scatter_nd(op, data, upd):
+    """The index tuples are distinct, so each target combines with exactly one update slice."""
+    pos = _const(IX.nd_positions(data.shape[:op.k], upd.shape[0], op.pick), data)
+    at = tuple(pos[:, j] for j in range(op.k))
+    out = data.clone()
+    out[at] = _COMBINE[op.reduction](data[at], upd)
+    return out
+
+
+@lowers(I.OneHot)
+def _one_hot(op, x):
+    """Compared with each position 0..depth-1 after ONNX's wrap of negative indices, so every index
+    value is defined (out of range: a row of values[0])."""
+    v = x.long()
+    v = torch.where(v < 0, v + op.depth, v)
+    hit = v.unsqueeze(-1) == torch.arange(op.depth, device=x.device)
+    on = torch.tensor(op.values[1], dtype=op.dtype.torch(), device=x.device)
+    off = torch.tensor(op.values[0], dtype=op.dtype.torch(), device=x.device)
+    return torch.movedim(torch.where(hit, on, off), -1, op.axis)
+
+
+@lowers(I.Range)
+def _range(op, x):
+    n = x.shape[op.axis]
+    steps = torch.arange(n, dtype=torch.float64 if op.dtype.is_float else torch.int64, device=x.device)
+    return (op.start + op.delta * steps).to(op.dtype.torch())  # exact: small ints and binary fractions
+
+
+@lowers(I.ReverseSequence)
+def _reverse_sequence(op, x):
+    """A gather along the time axis: position t of batch b reads lens[b] - 1 - t below lens[b]."""
+    t_ax, b_ax = op.time_axis, op.batch_axis
+    time, batch = x.shape[t_ax], x.shape[b_ax]
+    lens = _const(IX.sequence_lens(batch, time, op.pick), x)
+    t = torch.arange(time, device=x.device)
+    src = torch.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])  # [batch, time]
+    if t_ax < b_ax:
+        src = src.T
+    src = src.reshape(list(src.shape) + [1] * (x.ndim - 2)).expand(x.shape)
+    return torch.gather(x, t_ax, src)
