@@ -26,6 +26,8 @@ KNOWN = [
     Known("ort", r"NOT_IMPLEMENTED : Failed to find kernel for", note="no CPU kernel for this op at this opset"),
     Known("ort", r"Dilation not supported for AutoPadType::SAME", note="ORT's Conv refuses auto_pad SAME_* with dilations "
           "(the ONNX spec allows it)"),
+    Known("ort", r"data type is not supported with Scatter(ND|Elements) opset \d+ when reduction is",
+          note="no CPU kernel for this scatter reduction x dtype (float16 add/mul, ScatterND float16 max/min)"),
     Known("ort", r"Numpy_type \d+ can't be converted to MLDataType", kind="io", dtype="bfloat16",
           note="the ORT Python API cannot feed or fetch this numpy dtype"),
     Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",
