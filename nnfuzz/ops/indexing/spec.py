@@ -150,7 +150,7 @@ class OneHot(AbsOpBase):
     family = "indexing"
     in_dtypes = [(i,) for i in DTYPE_INTS for o in DTYPE_NUMERIC]
     out_dtypes = [(o,) for i in DTYPE_INTS for o in DTYPE_NUMERIC]
-    inp_ranks = [ranks(0, MAX_RANK - 1)]
+    inp_ranks = [ranks(1, MAX_RANK - 1)]  # ONNX OneHot: indices of rank >= 1
     out_ranks = [ranks(1)]
     attr_choices = {"values": ((0, 1), (1, 0), (3, 7), (5, 2)), "dtype": DTYPE_NUMERIC}
     attr_kinds = {"axis": "index", "depth": "size"}
