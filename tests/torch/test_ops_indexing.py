@@ -9,7 +9,7 @@ from oputil import has_false, solve_concrete
 
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.tensor import AbsTensor
-from nnfuzz.ops.indexing import indices as IX
+from nnfuzz.errors import ConstraintError
 from nnfuzz.ops.indexing import spec as I
 from nnfuzz.reference.registry import eval_op
 
@@ -58,7 +58,7 @@ def test_scatter_elements_add_sums_repeated_targets():
     op = I.ScatterElements(0, reduction="add", pick=0)
     data, upd = np.zeros([2, 1], np.float32), np.ones([6, 1], np.float32)
     (got,) = eval_op(op, data, upd)
-    idx = IX.scatter_element_indices(op, [2, 1], [6, 1])
+    idx = I.scatter_element_indices(op, [2, 1], [6, 1])
     np.testing.assert_array_equal(got[:, 0], np.bincount(idx[:, 0], minlength=2))
     assert check_direct(op, ([2, 1], f32), ([6, 1], f32), arrays=[data, upd]) == "ok"
 
@@ -103,31 +103,29 @@ def test_range_every_dtype(dt):
 
 
 def test_range_rejects_fractional_integer_steps():
-    from nnfuzz.errors import ConstraintError
-
     with pytest.raises(ConstraintError, match="cannot step by 0.5"):
         I.Range(0, 0, delta=0.5, dtype=i32)
 
 
 @pytest.mark.parametrize("shape, axis, bound, pick", [([3, 4], 1, 2, 0), ([5, 2, 3], 0, 7, 3), ([6], 0, 1, 1)])
 def test_indices_in_range_and_distinct_by_construction(shape, axis, bound, pick):
-    g = IX.gather_indices(shape, bound, pick)
+    g = I.gather_indices(shape, bound, pick)
     assert g.shape == tuple(shape) and g.dtype == np.int64 and g.min() >= 0 and g.max() < bound
     if shape[axis] <= bound:
-        d = np.moveaxis(IX.distinct_indices(shape, axis, bound, pick), axis, -1).reshape(-1, shape[axis])
+        d = np.moveaxis(I.distinct_indices(shape, axis, bound, pick), axis, -1).reshape(-1, shape[axis])
         assert d.min() >= 0 and d.max() < bound and all(len(set(line)) == len(line) for line in d.tolist())
     else:
         with pytest.raises(ValueError, match="distinct"):
-            IX.distinct_indices(shape, axis, bound, pick)
+            I.distinct_indices(shape, axis, bound, pick)
 
 
 @pytest.mark.parametrize("lead, n", [([4], 4), ([3, 5], 7), ([2, 2, 3], 2), ([1], 1)])
 def test_nd_positions_distinct_and_in_range(lead, n):
     for pick in I.PICKS:
-        pos = IX.nd_positions(lead, n, pick)
+        pos = I.nd_positions(lead, n, pick)
         assert pos.shape == (n, len(lead)) and len({tuple(p) for p in pos.tolist()}) == n
         assert (pos >= 0).all() and (pos < np.array(lead)).all()
-    lens = IX.sequence_lens(5, 3, 2)
+    lens = I.sequence_lens(5, 3, 2)
     assert lens[0] == 3 and lens.min() >= 1 and lens.max() <= 3
 
 
@@ -171,6 +169,20 @@ def test_deduct_inputs():
     (rank, dt), = I.Range(0, 0, delta=1, dtype=i32).checked_deduct([AbsTensor([5], i32)], rng)
     assert rank >= 1 and dt in DTYPE_ALL
     assert I.ReverseSequence(batch_axis=0, pick=0).checked_deduct([AbsTensor([2, 3], f32)], rng) == [(2, f32)]
+    with pytest.raises(ConstraintError, match="cannot make"):  # its indices would be 0-d
+        I.OneHot(0, 3, values=(0, 1), dtype=f32).checked_deduct([AbsTensor([3], f32)], rng)
+
+
+def test_value_ranges():
+    from nnfuzz.abstract.ranges import VRange, propagate
+
+    x = AbsTensor([2, 5], f32)
+    vals, idx = propagate(I.TopK(1, 2, largest=True), [VRange(-3.0, 4.0)], [x], 2)
+    assert (vals.lo, vals.hi, idx.lo, idx.hi) == (-3.0, 4.0, 0.0, 4.0)
+    (r,) = propagate(I.Range(1, 2, delta=-3, dtype=i32), [VRange()], [x], 1)
+    assert (r.lo, r.hi) == (-10.0, 2.0)
+    (r,) = propagate(I.OneHot(0, 3, values=(5, 2), dtype=f32), [VRange()], [AbsTensor([2], i64)], 1)
+    assert (r.lo, r.hi) == (2.0, 5.0)
 
 
 def test_float_dtypes_of_mul():

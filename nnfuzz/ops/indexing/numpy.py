@@ -1,8 +1,7 @@
 """Reference evals of the indexing ops, written from the ONNX operator definitions; the constant index
-tensors come from ``indices.py`` as in every lowering."""
+tensors come from ``spec.py`` as in every lowering."""
 import numpy as np
 
-from nnfuzz.ops.indexing import indices as IX
 from nnfuzz.ops.indexing import spec as I
 from nnfuzz.reference.registry import evaluates
 
@@ -30,8 +29,8 @@ def _topk(op, x):
 def _gather_elements(op, x):
     shape = list(x.shape)
     shape[op.axis] = op.n
-    idx = IX.gather_indices(shape, x.shape[op.axis], op.pick)
-    return x[tuple(np.moveaxis(IX.full_coords(idx, op.axis), -1, 0))]
+    idx = I.gather_indices(shape, x.shape[op.axis], op.pick)
+    return x[tuple(np.moveaxis(I.full_coords(idx, op.axis), -1, 0))]
 
 
 _COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -41,10 +40,10 @@ _COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.mini
 def _scatter_elements(op, data, upd):
     """One update at a time, in order: each target is set (none) or combined with every update sent
     to it (floats in float64, integers wrap in their dtype)."""
-    idx = IX.scatter_element_indices(op, data.shape, upd.shape)
+    idx = I.scatter_element_indices(op, data.shape, upd.shape)
     out = _num(data).copy()
     u = _num(upd)
-    for p, q in zip(np.ndindex(*upd.shape), IX.full_coords(idx, op.axis).reshape(-1, data.ndim)):
+    for p, q in zip(np.ndindex(*upd.shape), I.full_coords(idx, op.axis).reshape(-1, data.ndim)):
         q = tuple(int(c) for c in q)
         out[q] = u[p] if op.reduction == "none" else _COMBINE[op.reduction](out[q], u[p])
     return out
@@ -52,7 +51,7 @@ def _scatter_elements(op, data, upd):
 
 @evaluates(I.ScatterND)
 def _scatter_nd(op, data, upd):
-    pos = IX.nd_positions(data.shape[:op.k], upd.shape[0], op.pick)
+    pos = I.nd_positions(data.shape[:op.k], upd.shape[0], op.pick)
     out = _num(data).copy()
     u = _num(upd)
     for j, q in enumerate(pos):
@@ -77,7 +76,7 @@ def _range(op, x):
 
 @evaluates(I.ReverseSequence)
 def _reverse_sequence(op, x):
-    lens = IX.sequence_lens(x.shape[op.batch_axis], x.shape[op.time_axis], op.pick)
+    lens = I.sequence_lens(x.shape[op.batch_axis], x.shape[op.time_axis], op.pick)
     out = x.copy()
     for b, n in enumerate(lens):
         sel = [slice(None)] * x.ndim

@@ -1,12 +1,11 @@
 """ONNX lowerings of the indexing ops: one node each (Range: plus the nodes that compute its limit when
-that spelling is drawn). Index tensors are constants from ``indices.py``, the same the torch lowerings
+that spelling is drawn). Index tensors are constants from ``spec.py``, the same the torch lowerings
 read; drawn spellings: index dtype int32/int64 and entries counted from the end where ONNX allows it,
 default attributes omitted or written, K / limit / depth computed in the graph or constant."""
 import numpy as np
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.materialize.onnx.lowering import onnx_lowers
-from nnfuzz.ops.indexing import indices as IX
 from nnfuzz.ops.indexing import spec as I
 
 # the first opset whose ScatterElements / ScatterND take each reduction
@@ -50,7 +49,7 @@ def _topk(op, g, x):
 def _gather_elements(op, g, x):
     shape = [op.n if i == op.axis else d for i, d in enumerate(g.shape(x))]
     bound = g.shape(x)[op.axis]
-    idx = _indices(g, IX.gather_indices(shape, bound, op.pick), bound)
+    idx = _indices(g, I.gather_indices(shape, bound, op.pick), bound)
     attrs = {}
     _default_or(g, "axis_attr", g.axis(op.axis, g.rank(x)), 0, attrs, "axis")
     return g.op("GatherElements", x, idx, shape=shape, **attrs)
@@ -67,7 +66,7 @@ def _reduction(g, op, attrs, what):
 @onnx_lowers(I.ScatterElements)
 def _scatter_elements(op, g, data, upd):
     bound = g.shape(data)[op.axis]
-    idx = _indices(g, IX.scatter_element_indices(op, g.shape(data), g.shape(upd)), bound)
+    idx = _indices(g, I.scatter_element_indices(op, g.shape(data), g.shape(upd)), bound)
     attrs = {}
     _default_or(g, "axis_attr", g.axis(op.axis, g.rank(data)), 0, attrs, "axis")
     _reduction(g, op, attrs, "ScatterElements")
@@ -76,7 +75,7 @@ def _scatter_elements(op, g, data, upd):
 
 @onnx_lowers(I.ScatterND)
 def _scatter_nd(op, g, data, upd):
-    pos = IX.nd_positions(g.shape(data)[:op.k], g.shape(upd)[0], op.pick)
+    pos = I.nd_positions(g.shape(data)[:op.k], g.shape(upd)[0], op.pick)
     attrs = {}
     _reduction(g, op, attrs, "ScatterND")
     return g.op("ScatterND", data, g.const(pos, DType.int64, "idx"), upd, shape=g.shape(data), **attrs)
@@ -128,7 +127,7 @@ def _range(op, g, x):
 @onnx_lowers(I.ReverseSequence)
 def _reverse_sequence(op, g, x):
     shape = g.shape(x)
-    lens = IX.sequence_lens(shape[op.batch_axis], shape[op.time_axis], op.pick)
+    lens = I.sequence_lens(shape[op.batch_axis], shape[op.time_axis], op.pick)
     attrs = {}
     if op.batch_axis != 1 or g.flip("axes", "explicit", "default"):
         attrs = {"batch_axis": op.batch_axis, "time_axis": op.time_axis}

@@ -2,10 +2,16 @@
 ScatterElements, ScatterND, OneHot, Range and ReverseSequence.
 
 Every index tensor these ops need (gather/scatter indices, sequence lengths) is a constant built from
-the op's attributes and the concrete shapes by ``indices.py``: in range and, where duplicates would
-be undefined, distinct BY CONSTRUCTION, whatever the input values. ``pick`` chooses among several
-such patterns. The ONNX lowerings bake them into the model as constants.
+the op's attributes and the concrete shapes by the functions at the end of this file: in range and,
+where duplicates would be undefined, distinct BY CONSTRUCTION, whatever the input values. ``pick``
+chooses among several such patterns. The numpy eval and every lowering call them, so all read the
+same indices; the ONNX lowerings bake them into the model as constants.
 """
+import math
+from typing import Sequence
+
+import numpy as np
+
 from nnfuzz.abstract.arith import If, Or, select
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_INTS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
@@ -176,7 +182,7 @@ class OneHot(AbsOpBase):
 
     def deduct_inp_ranks_and_dtype(self, outputs, rng=None):
         rank = outputs[0].ndims - 1
-        if rank < 0 or outputs[0].dtype is not self.dtype:
+        if rank not in self.inp_ranks[0] or outputs[0].dtype is not self.dtype:
             raise ConstraintError(f"OneHot(dtype={self.dtype}) cannot make {outputs[0]}")
         return [(rank, self._pick_in_row([self.dtype], rng)[0])]
 
@@ -234,3 +240,66 @@ class ReverseSequence(AbsOpBase):
 
     def type_transfer(self, inputs):
         return [AbsTensor(inputs[0].shape, self.out_dtypes_for(inputs)[0])]
+
+
+# ---- the constant index tensors (numpy) ------------------------------------------------------------
+
+def _scramble(n: int, pick: int) -> np.ndarray:
+    """n deterministic, well-spread non-negative ints (a multiplicative hash of 0..n-1 and ``pick``)."""
+    k = np.arange(n, dtype=np.uint64)
+    h = (k * np.uint64(2654435761) + np.uint64(40503 * pick + 17)) % np.uint64(1 << 32)
+    return (h >> np.uint64(8)).astype(np.int64)
+
+
+def gather_indices(shape: Sequence[int], bound: int, pick: int) -> np.ndarray:
+    """An int64 tensor of ``shape`` with entries in [0, bound), repeats allowed."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (_scramble(n, pick) % bound).reshape(tuple(shape))
+
+
+def distinct_indices(shape: Sequence[int], axis: int, bound: int, pick: int) -> np.ndarray:
+    """An int64 tensor of ``shape`` with entries in [0, bound), distinct along ``axis`` (needs
+    ``shape[axis] <= bound``): each line along the axis is a rotation of 0..bound-1, forward or
+    backward (``pick``'s parity), cut to its length."""
+    if shape[axis] > bound:
+        raise ValueError(f"{shape[axis]} distinct indices along axis {axis} cannot lie in [0, {bound})")
+    offset = np.take(gather_indices(shape, bound, pick), [0], axis=axis)
+    along = np.indices(tuple(shape), dtype=np.int64)[axis]
+    sign = 1 if pick % 2 == 0 else -1
+    return (offset + sign * along) % bound
+
+
+def scatter_element_indices(op, data_shape, upd_shape) -> np.ndarray:
+    """ScatterElements' indices (of ``upd_shape``, into dim ``op.axis`` of data): distinct along the
+    axis without a reduction (repeated targets are undefined there), repeats with one."""
+    shape, bound = [int(d) for d in upd_shape], int(data_shape[op.axis])
+    if op.reduction == "none":
+        return distinct_indices(shape, op.axis, bound, op.pick)
+    return gather_indices(shape, bound, op.pick)
+
+
+def nd_positions(lead: Sequence[int], n: int, pick: int) -> np.ndarray:
+    """``n`` distinct index tuples into a tensor whose leading dims are ``lead``, as int64 ``[n, len(lead)]``:
+    an arithmetic walk through the flattened positions with a step coprime to their count."""
+    count = int(np.prod(lead, dtype=np.int64))
+    if n > count:
+        raise ValueError(f"{n} distinct positions do not fit in dims {list(lead)}")
+    step = next(s for s in range(max(1, (count * 5) // 8), count + 2) if math.gcd(s, count) == 1)
+    start = int(_scramble(1, pick)[0]) % count
+    flat = (start + step * np.arange(n, dtype=np.int64)) % count
+    return np.stack(np.unravel_index(flat, tuple(lead)), axis=-1).astype(np.int64).reshape(n, len(lead))
+
+
+def sequence_lens(batch: int, time: int, pick: int) -> np.ndarray:
+    """ReverseSequence's lengths: int64 ``[batch]`` in [1, time], the first one ``time`` (a whole reversal)."""
+    lens = 1 + _scramble(batch, pick) % time
+    lens[0] = time
+    return lens
+
+
+def full_coords(idx: np.ndarray, axis: int) -> np.ndarray:
+    """Index tuples ``[*idx.shape, rank]`` that address, for each entry of ``idx`` (indices along
+    ``axis``), the element at its own position with the axis coordinate replaced by the entry."""
+    grid = np.indices(idx.shape, dtype=np.int64)
+    grid[axis] = idx
+    return np.moveaxis(grid, 0, -1)

@@ -1,10 +1,9 @@
-"""TF lowerings of the indexing ops, on the constant indices of ``indices.py``. TF's top_k works on the
+"""TF lowerings of the indexing ops, on the constant indices of ``spec.py``. TF's top_k works on the
 last axis and only for the largest entries; scatters take full index tuples."""
 import numpy as np
 
 from nnfuzz.materialize.tensorflow.lazy import tf
 from nnfuzz.materialize.tensorflow.lowering import tf_lowers
-from nnfuzz.ops.indexing import indices as IX
 from nnfuzz.ops.indexing import spec as I
 
 
@@ -27,8 +26,8 @@ def _topk(op, x):
 @tf_lowers(I.GatherElements)
 def _gather_elements(op, x):
     shape = [op.n if i == op.axis else int(d) for i, d in enumerate(x.shape)]
-    idx = IX.gather_indices(shape, int(x.shape[op.axis]), op.pick)
-    return tf.gather_nd(x, tf.constant(IX.full_coords(idx, op.axis)))
+    idx = I.gather_indices(shape, int(x.shape[op.axis]), op.pick)
+    return tf.gather_nd(x, tf.constant(I.full_coords(idx, op.axis)))
 
 
 _SCATTER = {"none": "tensor_scatter_nd_update", "add": "tensor_scatter_nd_add", "max": "tensor_scatter_nd_max",
@@ -39,8 +38,8 @@ _SCATTER = {"none": "tensor_scatter_nd_update", "add": "tensor_scatter_nd_add", 
 def _scatter_elements(op, data, upd):
     """One tensor_scatter_nd_* on full index tuples; mul (TF has no scatter-multiply) as data times
     the per-position product of the updates sent there (unsorted_segment_prod, 1 where none)."""
-    idx = IX.scatter_element_indices(op, data.shape, upd.shape)
-    coords = IX.full_coords(idx, op.axis)
+    idx = I.scatter_element_indices(op, data.shape, upd.shape)
+    coords = I.full_coords(idx, op.axis)
     if op.reduction != "mul":
         return getattr(tf, _SCATTER[op.reduction])(data, tf.constant(coords), upd)
     flat = np.ravel_multi_index(tuple(np.moveaxis(coords, -1, 0)), tuple(int(d) for d in data.shape))
@@ -56,7 +55,7 @@ _COMBINE = {"none": lambda old, new: new, "add": lambda a, b: a + b, "mul": lamb
 @tf_lowers(I.ScatterND)
 def _scatter_nd(op, data, upd):
     """Distinct index tuples: each target slice is set to its combination with one update slice."""
-    pos = tf.constant(IX.nd_positions([int(d) for d in data.shape[:op.k]], int(upd.shape[0]), op.pick))
+    pos = tf.constant(I.nd_positions([int(d) for d in data.shape[:op.k]], int(upd.shape[0]), op.pick))
     return tf.tensor_scatter_nd_update(data, pos, _COMBINE[op.reduction](tf.gather_nd(data, pos), upd))
 
 
@@ -81,5 +80,5 @@ def _range(op, x):
 
 @tf_lowers(I.ReverseSequence)
 def _reverse_sequence(op, x):
-    lens = IX.sequence_lens(int(x.shape[op.batch_axis]), int(x.shape[op.time_axis]), op.pick)
+    lens = I.sequence_lens(int(x.shape[op.batch_axis]), int(x.shape[op.time_axis]), op.pick)
     return tf.reverse_sequence(x, tf.constant(lens), seq_axis=op.time_axis, batch_axis=op.batch_axis)

@@ -1,9 +1,8 @@
-"""Torch lowerings of the indexing ops; their constant indices come from ``indices.py`` (on the input's
+"""Torch lowerings of the indexing ops; their constant indices come from ``spec.py`` (on the input's
 device). They run on any dtype the twin and the surrogates give them (int64, float64)."""
 import torch
 
 from nnfuzz.materialize.torch.lowering import lowers
-from nnfuzz.ops.indexing import indices as IX
 from nnfuzz.ops.indexing import spec as I
 
 
@@ -25,7 +24,7 @@ def _topk(op, x):
 @lowers(I.GatherElements)
 def _gather_elements(op, x):
     shape = _with_dim(x.shape, op.axis, op.n)
-    return torch.gather(x, op.axis, _const(IX.gather_indices(shape, x.shape[op.axis], op.pick), x))
+    return torch.gather(x, op.axis, _const(I.gather_indices(shape, x.shape[op.axis], op.pick), x))
 
 
 _REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
@@ -33,7 +32,7 @@ _REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 
 @lowers(I.ScatterElements)
 def _scatter_elements(op, data, upd):
-    idx = _const(IX.scatter_element_indices(op, data.shape, upd.shape), data)
+    idx = _const(I.scatter_element_indices(op, data.shape, upd.shape), data)
     if op.reduction == "none":
         return torch.scatter(data, op.axis, idx, upd)
     return torch.scatter_reduce(data, op.axis, idx, upd, _REDUCE[op.reduction], include_self=True)
@@ -46,7 +45,7 @@ _COMBINE = {"none": lambda old, new: new, "add": torch.add, "mul": torch.mul, "m
 @lowers(I.ScatterND)
 def _scatter_nd(op, data, upd):
     """The index tuples are distinct, so each target combines with exactly one update slice."""
-    pos = _const(IX.nd_positions(data.shape[:op.k], upd.shape[0], op.pick), data)
+    pos = _const(I.nd_positions(data.shape[:op.k], upd.shape[0], op.pick), data)
     at = tuple(pos[:, j] for j in range(op.k))
     out = data.clone()
     out[at] = _COMBINE[op.reduction](data[at], upd)
@@ -77,7 +76,7 @@ def _reverse_sequence(op, x):
     """A gather along the time axis: position t of batch b reads lens[b] - 1 - t below lens[b]."""
     t_ax, b_ax = op.time_axis, op.batch_axis
     time, batch = x.shape[t_ax], x.shape[b_ax]
-    lens = _const(IX.sequence_lens(batch, time, op.pick), x)
+    lens = _const(I.sequence_lens(batch, time, op.pick), x)
     t = torch.arange(time, device=x.device)
     src = torch.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])  # [batch, time]
     if t_ax < b_ax:
