@@ -10,7 +10,12 @@ onnx gets it right:
 - ReduceSumSquare on int32 returns int64 (numpy's sum widens it); the schema says int32;
 - BatchNormalization of opsets 9-13 normalises an inference (one output) node with the batch's statistics;
 - Resize with negative axes, GlobalMaxPool on 3-D/5-D input, MaxPool with SAME_LOWER and a stride or
-  dilation other than 1, ConvTranspose with group > 1 (each class's docstring quotes the spec).
+  dilation other than 1, ConvTranspose with group > 1 (each class's docstring quotes the spec);
+- GatherElements with a negative ``axis`` raises ValueError (it cuts shapes with the negative axis:
+  "Except for dimension -1, all dimensions of index and self should be the same size"), and over 64
+  entries along the axis raise ValueError in ``np.choose`` ("at most 64 array objects");
+- OneHot with ``depth`` a rank-1 tensor of one element (the schema allows it) raises TypeError in
+  ``np.arange(depth)``.
 """
 import math
 
@@ -21,6 +26,8 @@ from onnx.reference.ops.op_max_pool import MaxPool as _MaxPool
 from onnx.reference.ops.op_global_max_pool import GlobalMaxPool as _GlobalMaxPool
 from onnx.reference.ops.op_conv_transpose import ConvTranspose as _ConvTranspose
 from onnx.reference.ops.op_erf import Erf as _OnnxErf
+from onnx.reference.ops.op_gather_elements import GatherElements as _OnnxGatherElements
+from onnx.reference.ops.op_one_hot import OneHot as _OnnxOneHot
 from onnx.reference.ops.op_softsign import Softsign as _OnnxSoftsign
 
 
@@ -147,5 +154,22 @@ class BatchNormalization(OpRun):
         return (((x - m) / np.sqrt(v + epsilon) * s + b).astype(x.dtype),)
 
 
+class GatherElements(_OnnxGatherElements):
+    """Along the axis, made non-negative, entries counted from the end as ONNX reads them."""
+    op_domain = ""
+
+    def _run(self, data, indices, axis=None):
+        axis = (axis or 0) % data.ndim
+        return (np.take_along_axis(data, np.where(indices < 0, indices + data.shape[axis], indices), axis),)
+
+
+class OneHot(_OnnxOneHot):
+    """The original, on depth as a scalar."""
+    op_domain = ""
+
+    def _run(self, indices, depth, values, axis=None):
+        return super()._run(indices, np.asarray(depth).reshape(()), values, axis=axis)
+
+
 REFERENCE_FIXES = [Erf, Softsign, GlobalLpPool, LpNormalization, ReduceSumSquare, Resize, GlobalMaxPool, MaxPool,
-                   ConvTranspose, BatchNormalization]
+                   ConvTranspose, BatchNormalization, GatherElements, OneHot]
