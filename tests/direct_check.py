@@ -64,6 +64,21 @@ def check_direct(op, arrays, *, opset: int = 18, seed: int = 0, spelling: str = 
     return "ok"
 
 
+SPELLINGS = (("canonical", 0), ("random", 1), ("random", 2), ("random", 3))
+
+
+def check_direct_on(op, *inputs, arrays=None, opsets=(13, 18, 21), spellings=SPELLINGS) -> str:
+    """``check_direct`` of ``op`` on ``(shape, dtype)`` inputs (random values unless ``arrays`` are
+    given) at each of ``opsets``, canonically and with drawn spellings: "unsupported" if ORT lacks a
+    kernel for any of those models, else "ok"."""
+    from nnfuzz.materialize.values import random_array
+
+    rng = np.random.default_rng(0)
+    arrays = arrays if arrays is not None else [random_array(AbsTensor(*t), rng) for t in inputs]
+    outcomes = {check_direct(op, arrays, opset=o, seed=s, spelling=sp) for o in opsets for sp, s in spellings}
+    return "unsupported" if "unsupported" in outcomes else "ok"
+
+
 def _same(got, want, what):
     assert got.shape == want.shape and got.dtype == want.dtype, \
         f"{what}: {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"

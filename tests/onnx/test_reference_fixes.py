@@ -1,6 +1,6 @@
-"""The ReferenceEvaluator fixes of onnx_reference_fixes.py for GatherElements and OneHot are still needed (the stock operator fails on
-the valid model) and right (they agree with ONNX Runtime). When onnx fixes one, the first assertion
-fails: drop that fix."""
+"""The ReferenceEvaluator fixes of onnx_reference_fixes.py for GatherElements and OneHot are still
+needed (the stock operator fails on the valid model) and right (they agree with ONNX Runtime). When
+onnx fixes one, the first assertion fails: drop that fix."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper

@@ -4,8 +4,8 @@ import random
 
 import numpy as np
 import pytest
-from direct_check import ORT_NEWEST, check_direct
-from oputil import has_false, solve_concrete
+from direct_check import check_direct_on as check_direct
+from oputil import check, has_false, solve_concrete
 
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.tensor import AbsTensor
@@ -16,18 +16,15 @@ from nnfuzz.reference.registry import eval_op
 f32, i64, i32, bf16 = DType.float32, DType.int64, DType.int32, DType.bfloat16
 
 
-def ort_outcome(dt, missing=(), bf16_since=13):
-    """What ORT gives: bfloat16 cannot be fed through its Python API (and no model runs where ONNX
-    takes it only after the opsets ORT is asked for), ``missing`` dtypes have no kernel."""
-    if dt is bf16:
-        return "not run" if bf16_since > ORT_NEWEST else "unsupported"
-    return "unsupported" if dt in missing else "ok"
+def ort_outcome(dt, missing=()):
+    """What ORT gives: bfloat16 cannot be fed through its Python API, ``missing`` dtypes have no kernel."""
+    return "unsupported" if dt is bf16 or dt in missing else "ok"
 
 
 @pytest.mark.parametrize("dt", DTYPE_NUMERIC, ids=str)
 def test_topk_every_dtype(dt):
-    assert check_direct(I.TopK(1, 2, largest=True), ([3, 5, 2], dt)) == ort_outcome(dt, bf16_since=24)
-    assert check_direct(I.TopK(0, 1, largest=False), ([4], dt)) == ort_outcome(dt, bf16_since=24)
+    assert check_direct(I.TopK(1, 2, largest=True), ([3, 5, 2], dt)) == ort_outcome(dt)
+    assert check_direct(I.TopK(0, 1, largest=False), ([4], dt)) == ort_outcome(dt)
 
 
 @pytest.mark.parametrize("dt", DTYPE_ALL, ids=str)
@@ -36,8 +33,8 @@ def test_moving_ops_every_dtype(dt):
     assert check_direct(I.ScatterElements(0, reduction="none", pick=2), ([4, 3], dt), ([2, 3], dt)) == ort_outcome(dt)
     assert check_direct(I.ScatterND(k=2, tail=1, reduction="none", pick=3), ([3, 2, 4], dt), ([3, 4], dt)) == \
         ort_outcome(dt)
-    assert check_direct(I.ReverseSequence(batch_axis=0, pick=0), ([3, 4, 2], dt)) == ort_outcome(dt, bf16_since=28)
-    assert check_direct(I.ReverseSequence(batch_axis=1, pick=1), ([5, 2], dt)) == ort_outcome(dt, bf16_since=28)
+    assert check_direct(I.ReverseSequence(batch_axis=0, pick=0), ([3, 4, 2], dt)) == ort_outcome(dt)
+    assert check_direct(I.ReverseSequence(batch_axis=1, pick=1), ([5, 2], dt)) == ort_outcome(dt)
 
 
 @pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
@@ -187,3 +184,23 @@ def test_value_ranges():
 
 def test_float_dtypes_of_mul():
     assert {r[0] for r in I.ScatterElements(0, reduction="mul", pick=0).in_dtypes} == set(DTYPE_FLOATS)
+
+
+@pytest.mark.parametrize("op, inputs", [
+    (I.TopK(1, 2, largest=True), [([3, 5], f32)]),
+    (I.TopK(0, 3, largest=False), [([4, 2], i64)]),
+    (I.GatherElements(1, 4, pick=1), [([2, 3], i32)]),
+    (I.ScatterND(k=2, tail=0, reduction="mul", pick=1), [([4, 3], f32), ([2], f32)]),
+    (I.OneHot(1, 4, values=(3, 7), dtype=f32), [([3, 2], i64)]),
+    (I.Range(0, 2, delta=-3, dtype=i64), [([3], f32)]),
+    (I.ReverseSequence(batch_axis=1, pick=0), [([4, 3, 2], f32)]),
+])
+def test_torch_exporter_writes_them(op, inputs):
+    """export.via=torch: the TorchScript exporter writes these torch lowerings (TopK traced as torch.topk)."""
+    assert check(op, *inputs) == "ok"
+
+
+def test_scatter_elements_is_left_to_the_direct_path():
+    from nnfuzz.materialize.onnx.export import torch_exports
+
+    assert not torch_exports(I.ScatterElements) and torch_exports(I.ScatterND)

@@ -2,6 +2,7 @@
 device). They run on any dtype the twin and the surrogates give them (int64, float64)."""
 import torch
 
+from nnfuzz.materialize.onnx.export import no_torch_export
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.ops.indexing import spec as I
 
@@ -39,11 +40,12 @@ def _gather_elements(op, x):
 _REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 
 
+no_torch_export(I.ScatterElements, "torch 2.13's TorchScript exporter writes scatter_reduce (reduction mul/max/"
+                "min) inside If branches whose merged output shape ONNX shape inference gets wrong")
+
+
 @lowers(I.ScatterElements)
 def _scatter_elements(op, data, upd):
-    """(export.via=torch: the TorchScript exporter writes scatter_reduce, used for mul/max/min, inside
-    If branches whose merged shape strict shape inference rejects; the direct ONNX path has no such
-    limit.)"""
     idx = _const(I.scatter_element_indices(op, _dims(data), _dims(upd)), data)
     if op.reduction == "none":
         return torch.scatter(data, op.axis, idx, upd)
