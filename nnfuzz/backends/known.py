@@ -39,6 +39,8 @@ KNOWN = [
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
+    Known("tvm", r"Unsupported input dtype: \w+", op="TopK",
+          note="TVM's contrib sort/topk runtime kernel lacks the dtype (int16)"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),
