@@ -77,8 +77,11 @@ def check_onnx(model: onnx.ModelProto, expected: List[AbsTensor], output_names: 
 
     Returns the shape-inferred model. Raises OpDefinitionError naming the output that disagrees.
     """
-    onnx.checker.check_model(model, full_check=True)
-    inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise OpDefinitionError(f"{where}: the ONNX checker rejects the model: {e}") from e
     outs = {o.name: o for o in inferred.graph.output}
     for name, want in zip(output_names, expected):
         if name not in outs:

@@ -1,6 +1,5 @@
 """torch lowerings of the activations with ONNX's parameters."""
 import torch
-import torch.nn.functional as F
 
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.ops.activation import spec as A
@@ -20,7 +19,8 @@ def _hard_sigmoid(op, x):
 
 @lowers(A.ThresholdedRelu)
 def _thresholded_relu(op, x):
-    return f64_scalar_safe(lambda v: F.threshold(v, op.alpha, 0.0))(x)
+    # F.threshold's formula; torch's exporter cannot write aten::threshold, where() it can
+    return f64_scalar_safe(lambda v: torch.where(v > op.alpha, v, torch.zeros_like(v)))(x)
 
 
 @lowers(A.Shrink)

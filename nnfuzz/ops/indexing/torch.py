@@ -24,8 +24,12 @@ def _with_dim(shape, axis, n):
 def _topk(op, x):
     """A stable sort, cut to k: equal entries keep their order (ONNX's rule; torch.topk has none). The
     TorchScript exporter cannot write a stable sort: traced for export, it is torch.topk, which the
-    exporter writes as ONNX TopK, whose rule that is."""
+    exporter writes as ONNX TopK, whose rule that is (bfloat16 in float32: the exporter's opset 17 TopK has
+    no bfloat16, and the comparison and the values are exact in float32)."""
     if torch.jit.is_tracing():
+        if x.dtype == torch.bfloat16:
+            v, i = torch.topk(x.float(), op.k, dim=op.axis, largest=op.largest, sorted=True)
+            return v.to(torch.bfloat16), i
         return torch.topk(x, op.k, dim=op.axis, largest=op.largest, sorted=True)
     v, i = torch.sort(x, dim=op.axis, descending=op.largest, stable=True)
     return v.narrow(op.axis, 0, op.k), i.narrow(op.axis, 0, op.k)
