@@ -10,10 +10,11 @@ spelling first.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from onnx import defs, helper, numpy_helper, shape_inference
+from onnx import NodeProto, TensorProto, defs, helper, numpy_helper, shape_inference
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ControlSignal, OpDefinitionError
@@ -34,15 +35,17 @@ _OUT_TYPES: Dict[tuple, Optional[tuple]] = {}  # (op_type, domain, opset, in ele
 _REQUIRED: Dict[tuple, Tuple[str, ...]] = {}
 
 
-def _required_attrs(op_type: str, opset: int, domain: str) -> Tuple[str, ...]:
-    """The attributes the schema of ``op_type`` at ``opset`` requires (Concat's axis, DepthToSpace's blocksize)."""
+def _typing_attrs(op_type: str, opset: int, domain: str) -> Tuple[str, ...]:
+    """The attributes type inference of ``op_type`` at ``opset`` reads: those that set a type, and those
+    the schema requires (Concat's axis, DepthToSpace's blocksize), without which it rejects the node."""
     key = (op_type, opset, domain)
     if key not in _REQUIRED:
         try:
             attrs = defs.get_schema(op_type, opset, domain).attributes
-            _REQUIRED[key] = tuple(sorted(k for k, a in attrs.items() if a.required))
+            required = {k for k, a in attrs.items() if a.required}
         except defs.SchemaError:
-            _REQUIRED[key] = ()
+            required = set()
+        _REQUIRED[key] = tuple(sorted(required | {"to", "dtype", "output_datatype"}))
     return _REQUIRED[key]
 
 
@@ -50,8 +53,8 @@ def _schema_out_types(op_type: str, opset: int, in_types: Tuple[int, ...], attrs
                       domain: str = "") -> Optional[Tuple[int, ...]]:
     """The output element types ONNX's schema gives ``op_type`` at ``opset`` for inputs of ``in_types``
     (0: omitted), or None when the schema rejects them. Cached: the hot path of every model."""
-    needed = ("to", "dtype", "output_datatype") + _required_attrs(op_type, opset, domain)  # inference rejects a node without them
-    typing = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in attrs.items() if k in needed))
+    typing = tuple((k, tuple(attrs[k]) if isinstance(attrs[k], list) else attrs[k])
+                   for k in _typing_attrs(op_type, opset, domain) if k in attrs)
     key = (op_type, domain, opset, in_types, typing, n_out)
     if key in _OUT_TYPES:
         return _OUT_TYPES[key]
@@ -82,10 +85,55 @@ def first_opset_with(op_type: str, in_types: Tuple[int, ...], attrs: dict, n_out
     return None
 
 
+_ATTRS: Dict[tuple, object] = {}  # (name, typed value) -> AttributeProto: most attributes repeat (axis=0, to=1)
+
+
+def make_node(op_type: str, inputs, outputs, name: str, domain: str = "", **attrs) -> NodeProto:
+    """``onnx.helper.make_node``, with each plain attribute built once per process (the hot path of
+    every model: helper's own checks cost about three times the rest)."""
+    node = NodeProto()
+    node.op_type, node.name = op_type, name
+    if domain:
+        node.domain = domain
+    node.input.extend(inputs)
+    node.output.extend(outputs)
+    for k in sorted(attrs):
+        v = attrs[k]
+        if isinstance(v, TensorProto):
+            node.attribute.append(helper.make_attribute(k, v))
+            continue
+        key = (k, tuple((type(x), x) for x in v) if isinstance(v, (list, tuple)) else (type(v), v))
+        a = _ATTRS.get(key)
+        if a is None:
+            a = _ATTRS[key] = helper.make_attribute(k, v)
+        node.attribute.append(a)
+    return node
+
+
+class Draws:
+    """The spelling draws of one instruction: the k-th is read from a hash of (seed, instruction, k), so
+    they are fixed by the instruction's name whatever else the graph holds (cheaper to start than a
+    numpy Generator, which only array draws, ``size=``, make)."""
+
+    def __init__(self, seed: int, where: str):
+        self._key, self._k, self._np = f"{seed}/{where}/".encode(), 0, None
+
+    def integers(self, lo: int, hi: Optional[int] = None, size=None):
+        """A draw from [lo, hi) (from [0, lo) without ``hi``), like numpy's ``Generator.integers``."""
+        lo, hi = (0, lo) if hi is None else (lo, hi)
+        if size is not None:
+            if self._np is None:
+                self._np = np.random.default_rng(int.from_bytes(hashlib.blake2b(self._key, digest_size=8).digest(), "little"))
+            return self._np.integers(lo, hi, size=size)
+        self._k += 1
+        h = hashlib.blake2b(self._key + str(self._k).encode(), digest_size=8).digest()
+        return lo + int.from_bytes(h, "little") % (hi - lo)
+
+
 class OnnxGraph:
     """Nodes, initializers and value types of an ONNX graph being written at ``opset``."""
 
-    def __init__(self, opset: int, rng: Optional[np.random.Generator] = None):
+    def __init__(self, opset: int, rng: Optional[Draws] = None):
         self.opset = opset
         self.last_opset = defs.onnx_opset_version()
         self.rng = rng
@@ -151,8 +199,7 @@ class OnnxGraph:
             raise NotAtOpset(what, self.opset,
                              first_opset_with(op_type, in_types, attrs, outputs, self.opset, self.last_opset, domain))
         names = [self.fresh(op_type[:4].lower()) for _ in range(outputs)]
-        self.nodes.append(helper.make_node(op_type, ins, names, name=f"{op_type}_{len(self.nodes)}",
-                                           domain=domain, **attrs))
+        self.nodes.append(make_node(op_type, ins, names, f"{op_type}_{len(self.nodes)}", domain, **attrs))
         for k, (n, t) in enumerate(zip(names, out_types)):
             if t:
                 self.types[n] = (DType.parse(t), tuple(shape) if shape is not None and k == 0 else None)
@@ -168,8 +215,7 @@ class OnnxGraph:
             name = tensor.name
         else:
             name = self.fresh(hint)
-            self.nodes.append(helper.make_node("Constant", [], [name], name=f"Constant_{len(self.nodes)}",
-                                               value=tensor))
+            self.nodes.append(make_node("Constant", [], [name], f"Constant_{len(self.nodes)}", value=tensor))
         self.declare(name, dt, arr.shape)
         return name
 
@@ -254,7 +300,7 @@ class OnnxGraph:
                             if v == tmp:
                                 seq[k] = want
             else:
-                self.nodes.append(helper.make_node("Identity", [tmp], [want], name=f"Identity_{len(self.nodes)}"))
+                self.nodes.append(make_node("Identity", [tmp], [want], f"Identity_{len(self.nodes)}"))
 
     def value_info(self, name: str, with_shape: bool = True):
         dt, shape = self.types[name]

@@ -7,7 +7,6 @@ again at an opset drawn from those the node allows, within the spec's range.
 """
 from __future__ import annotations
 
-import zlib
 from typing import Dict, Tuple
 
 import numpy as np
@@ -15,7 +14,7 @@ from onnx import helper, numpy_helper
 
 from nnfuzz.errors import ExportError, NNFuzzError, OpDefinitionError
 from nnfuzz.gir import GraphIR
-from nnfuzz.materialize.onnx.builder import NotAtOpset, OnnxGraph
+from nnfuzz.materialize.onnx.builder import Draws, NotAtOpset, OnnxGraph, make_node
 from nnfuzz.materialize.onnx.lowering import graph_onnx_lowerings
 from nnfuzz.materialize.onnx.spec import ExportSpec
 
@@ -44,9 +43,7 @@ def build_onnx(gir: GraphIR, weights: Dict[str, np.ndarray], spec: ExportSpec):
 
 
 def _inst_rng(spec: ExportSpec, var: str):
-    if spec.spelling == "canonical":
-        return None
-    return np.random.default_rng([spec.seed & 0xFFFFFFFF, zlib.crc32(var.encode())])
+    return None if spec.spelling == "canonical" else Draws(spec.seed, var)
 
 
 def _write(gir: GraphIR, weights, spec: ExportSpec):
@@ -59,7 +56,7 @@ def _write(gir: GraphIR, weights, spec: ExportSpec):
         how = g.draw("weight", WEIGHT_SPELLINGS)
         tensor = numpy_helper.from_array(np.asarray(weights[w], dtype=gir.vars[w].dtype.numpy()), w)
         if how == "Constant":
-            g.nodes.append(helper.make_node("Constant", [], [w], name=f"Constant_{w}", value=tensor))
+            g.nodes.append(make_node("Constant", [], [w], f"Constant_{w}", value=tensor))
         else:
             g.initializers.append(tensor)
             if how == "input-with-initializer":
