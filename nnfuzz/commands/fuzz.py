@@ -76,6 +76,6 @@ def run(cfg) -> int:
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "reduced": counters.reduced,
-        "no_graph": counters.gen_failed, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
+        "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))
     return EXIT_CODE if counters.stopped else 0

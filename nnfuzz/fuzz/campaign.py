@@ -196,6 +196,10 @@ class Campaign:
             else:
                 self._nnfuzz_error(rec, p.seed, msg)
             return
+        if p.values_undefined:  # undefined behaviour: whatever the system does is right
+            c.undefined_values += 1
+            self.log.write({**rec, "verdict": "undefined-values", "blocker": p.search.get("blocker")})
+            return
         if self.left() <= 0:
             return
         t = test(self, sandbox, p)

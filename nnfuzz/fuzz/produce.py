@@ -29,6 +29,7 @@ class Produced:
     model: object = None                 # the Model when made in this process (not sent between processes)
     export: object = None                # the ExportSpec the ONNX model was written with (None: no ONNX)
     spellings: Dict = dataclasses.field(default_factory=dict)  # drawn per node: {var: {key: choice}}
+    values_undefined: bool = False       # the values break an op's domain (SearchResult.values_undefined)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -94,4 +95,5 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
         p.rec["opset"] = model.export.opset
     if model.search is not None:
         p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
+        p.values_undefined = model.search["values_undefined"]
     return p

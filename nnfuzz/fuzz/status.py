@@ -26,6 +26,7 @@ class Counters:
     flaky: int = 0
     reduced: int = 0           # bugs the background reducer shrank (fuzz.reduce)
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
+    undefined_values: int = 0  # models whose values break an op's domain (an integer division by zero): not run
     nnfuzz_errors: int = 0     # export/materialization errors: bugs in nnfuzz or torch, shown
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
     last_bug: str = ""
@@ -102,8 +103,9 @@ class Status:
         t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
         t.add_row("bugs saved", f"{c.bugs_saved}, {c.new_unique} with a new signature"
                   + (f" ({c.flaky} flaky)" if c.flaky else "") + f"; {c.unique_bugs} distinct in the store")
-        if c.gen_failed or c.nnfuzz_errors:
-            t.add_row("skipped", f"no graph {c.gen_failed}, nnfuzz errors {c.nnfuzz_errors}")
+        if c.gen_failed or c.nnfuzz_errors or c.undefined_values:
+            t.add_row("skipped", f"no graph {c.gen_failed}, undefined values {c.undefined_values}, "
+                                 f"nnfuzz errors {c.nnfuzz_errors}")
         total = sum(c.seconds.values()) or 1.0
         t.add_row("time share", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common()))
         if c.last_bug:

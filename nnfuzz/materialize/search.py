@@ -69,8 +69,17 @@ class SearchResult:
     time_ms: float = 0.0
     blocker: Optional[str] = None         # when not ok: the unsafe op the search got furthest to, and why
 
+    @property
+    def values_undefined(self) -> bool:
+        """Every value is finite, yet some op's input is outside its domain or an integer result
+        overflows (an integer division by zero, say): undefined behaviour, where a system may raise
+        or crash as it likes, so such a model is not run at all. (Values that are only non-finite
+        are run: a system must compute NaN, not fail.)"""
+        return not self.ok and self.finite
+
     def summary(self) -> dict:
-        return {"ok": self.ok, "finite": self.finite, "steps": self.steps, "restarts": self.restarts,
+        return {"ok": self.ok, "finite": self.finite, "values_undefined": self.values_undefined,
+                "steps": self.steps, "restarts": self.restarts,
                 "draws": self.draws,
                 "time_ms": round(self.time_ms, 2), "blocker": self.blocker}
 
