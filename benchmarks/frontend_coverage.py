@@ -45,7 +45,8 @@ def measure(config: str, n_models: int, nodes: int, build: bool) -> dict:
     frontend = os.path.join(os.path.dirname(tvm.__file__), "relax", "frontend", "onnx")
     cov = coverage.Coverage(include=[os.path.join(frontend, "*")], data_file=None)
     policy = GenPolicy(max_nodes=nodes)
-    ops = select_ops(policy, usable=usable_with({"torch"}, "onnx"))
+    direct, exporter = usable_with({"torch"}, "onnx"), usable_with({"torch"}, "torch")
+    ops = select_ops(policy, usable=lambda c: direct(c) and exporter(c))  # the ops both paths write
     spec = spec_for(config)
     counts = {"models": 0, "import_failed": 0, "build_failed": 0, "not_written": 0}  # not_written: no graph, or the path could not write it
     cov.start()

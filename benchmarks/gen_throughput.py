@@ -68,7 +68,7 @@ def building_cost(ops, n_models: int) -> None:
               for s in range(n_models)]
     for name, spec in (("direct", DIRECT), ("torch exporter", TORCH)):
         plain, checked, failed = [], [], []
-        for m in models[:50]:  # warm-up, not measured: a campaign's process fills its schema and attribute caches once
+        for m in models:  # warm-up, not measured: a campaign's process fills its schema and attribute caches once
             try:
                 with torch.no_grad():
                     to_onnx(m.gir, m.weights, m.module, m.torch_inputs, spec.for_model(m.seed + 10**6))
@@ -113,7 +113,8 @@ def main() -> None:
     from nnfuzz.materialize.model import build_model
 
     print(f"one core, {args.runs} runs of {args.seconds:g}s each, median reported")
-    ops = select_ops(GenPolicy(), usable=usable_with({"torch"}, "onnx"))  # both paths: the same op set
+    direct, exporter = usable_with({"torch"}, "onnx"), usable_with({"torch"}, "torch")
+    ops = select_ops(GenPolicy(), usable=lambda c: direct(c) and exporter(c))  # the ops both paths write
     building_cost(ops, args.models)
     for nodes in (10, 30):
         p = GenPolicy(max_nodes=nodes)
