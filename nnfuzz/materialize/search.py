@@ -68,14 +68,15 @@ class SearchResult:
     draws: int = 0                        # random value sets tried (starting points, restarts, sampling)
     time_ms: float = 0.0
     blocker: Optional[str] = None         # when not ok: the unsafe op the search got furthest to, and why
+    out_of_domain: bool = False           # when not ok: the first unsafe op's input is outside its domain
 
     @property
     def values_undefined(self) -> bool:
-        """Every value is finite, yet some op's input is outside its domain or an integer result
-        overflows (an integer division by zero, say): undefined behaviour, where a system may raise
-        or crash as it likes, so such a model is not run at all. (Values that are only non-finite
-        are run: a system must compute NaN, not fail.)"""
-        return not self.ok and self.finite
+        """The first unsafe op's input is outside its domain, or an integer result overflows (an
+        integer division by zero, say): undefined behaviour, where a system may raise or crash as it
+        likes, so such a model is not run at all. (Values whose first fault is a NaN/Inf are run:
+        a system must compute NaN there, not fail.)"""
+        return not self.ok and self.out_of_domain
 
     def summary(self) -> dict:
         return {"ok": self.ok, "finite": self.finite, "values_undefined": self.values_undefined,
@@ -165,6 +166,7 @@ class _Eval:
     loss: object             # torch scalar (None when safe)
     first_bad: int           # index of the first unsafe op (len(insts) when safe)
     blocker: Optional[str]
+    out_of_domain: bool = False  # the first unsafe op's input is outside its domain (not only non-finite)
 
 
 class ValueSearch:
@@ -191,7 +193,7 @@ class ValueSearch:
         env, sur = {}, {}
         for leaf in leaves:
             env[leaf.name], sur[leaf.name] = leaf.values()
-        total, first_bad, blocker = None, len(gir.insts), None
+        total, first_bad, blocker, out_of_domain = None, len(gir.insts), None, False
         for k, (fn, lf, inst) in enumerate(zip(self.fns, self.losses, gir.insts)):
             args = [env[v] for v in inst.inputs]
             softs = [sur.get(v) for v in inst.inputs]
@@ -218,14 +220,15 @@ class ValueSearch:
             if violated or not finite:
                 if first_bad == len(gir.insts):
                     first_bad = k
-                    why = "non-finite output" if not finite else "input outside its domain"
+                    why = "input outside its domain" if violated else "non-finite output"
+                    out_of_domain = violated
                     blocker = f"{inst.op.name} ({', '.join(inst.outputs)}): {why}"
                 total = term if total is None else total + term
             if not finite:
-                return _Eval(False, False, total, first_bad, blocker)
+                return _Eval(False, False, total, first_bad, blocker, out_of_domain)
             env.update(zip(inst.outputs, outs))
             sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
-        return _Eval(total is None, True, total, first_bad, blocker)
+        return _Eval(total is None, True, total, first_bad, blocker, out_of_domain)
 
     def _best_of(self, leaves, proxy, rng, first: int, draws: int, deadline: float, keep_current: bool) -> int:
         """Move the leaves to the best of ``draws`` fresh random draws (restart indices ``first``, ...)
@@ -342,7 +345,7 @@ class ValueSearch:
             ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
             inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts, draws=draws,
             time_ms=(time.perf_counter() - t0) * 1000.0,
-            blocker=None if ev.safe else furthest[1] or ev.blocker)
+            blocker=None if ev.safe else furthest[1] or ev.blocker, out_of_domain=ev.out_of_domain)
 
 
 def search_values(gir: GraphIR, weights, inputs, cfg: SearchConfig, seed: int, **kw) -> SearchResult:

@@ -25,7 +25,7 @@ def _mod_by_zero() -> GraphIR:
 
 def test_a_divisor_that_is_always_zero_makes_the_values_undefined():
     model = build_model(_mod_by_zero(), 0, search=SearchConfig(time_ms=200))
-    assert model.search["values_undefined"] and model.search["finite"] and not model.search["ok"]
+    assert model.search["values_undefined"] and not model.search["ok"]
     assert "Mod" in model.search["blocker"] and model.oracle.output is None
 
 
@@ -41,3 +41,14 @@ def test_the_campaign_counts_undefined_values_and_does_not_run_them(tmp_path):
     assert campaign.counters.undefined_values == 1 and campaign.counters.tests == 0
     (rec,) = [json.loads(line) for line in (tmp_path / "campaign.jsonl").read_text().splitlines()]
     assert rec["verdict"] == "undefined-values" and "Mod" in rec["blocker"]
+
+
+def test_the_campaigns_false_alarm_graph_is_called_undefined():
+    """The graph of the saved false alarm (tests/cases/ort-intdiv-undefined): another branch of it is
+    non-finite too, which the first version of this rule (all finite, not ok) let through."""
+    from pathlib import Path
+
+    gir = GraphIR.loads((Path(__file__).parents[1] / "cases" / "ort-intdiv-undefined" / "gir.json").read_text())
+    model = build_model(gir, 539817516, search=SearchConfig(), export=False)
+    assert model.search["values_undefined"], model.search
+    assert "IntDiv" in model.search["blocker"]
