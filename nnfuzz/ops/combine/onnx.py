@@ -74,13 +74,14 @@ def _concat(op, g, *xs):
     return g.op("Concat", *xs, axis=g.axis(op.axis, g.rank(xs[0])))
 
 
-def _implied_sizes(dim: int, n: int, opset: int) -> Optional[str]:
-    """How Split can leave the sizes out for ``n`` pieces of ``dim``, in the order it prefers: with
-    neither input nor attribute (equal parts, before opset 18), or with ``num_outputs`` (opset 18:
-    pieces of ceil(dim / n), the last one smaller)."""
+def _implied_sizes(dim: int, sizes: List[int], opset: int) -> Optional[str]:
+    """How Split can leave ``sizes`` out on a dim of ``dim``, if at all: with neither input nor
+    attribute (equal parts, before opset 18), or with ``num_outputs`` (opset 18: pieces of
+    ceil(dim / n), the last one smaller)."""
+    n = len(sizes)
     if opset < 18:
-        return "equal" if dim % n == 0 else None
-    return "num_outputs"
+        return "equal" if all(s * n == dim for s in sizes) else None
+    return "num_outputs" if _num_outputs_sizes(dim, n) == list(sizes) else None
 
 
 def _num_outputs_sizes(dim: int, n: int) -> List[int]:
@@ -97,9 +98,7 @@ def _split(op, g, x):
         cuts = np.cumsum([0] + list(op.sizes))
         return [slice_axis(g, x, op.axis, int(b), int(e)) for b, e in zip(cuts[:-1], cuts[1:])]
     axis = g.axis(op.axis, rank)
-    implied = _implied_sizes(dim, n, g.opset)
-    if implied == "num_outputs" and _num_outputs_sizes(dim, n) != list(op.sizes):
-        implied = None
+    implied = _implied_sizes(dim, list(op.sizes), g.opset)
     if implied is not None and g.flip("split_sizes", "implied", "given"):
         if implied == "num_outputs":
             return g.op("Split", x, axis=axis, num_outputs=n, outputs=n)

@@ -51,11 +51,12 @@ def _lp_normalization(op, g, x):
 def _mvn(op, g, x):
     """The node only for float32: ONNX's function body of MeanVarianceNormalization adds a float epsilon
     to the deviation, which does not type-check for the other dtypes (onnx's strict shape inference,
-    which expands it, rejects the model); for them, always the body with epsilon in x's dtype."""
+    which expands it, rejects the model); for them, always the body with epsilon in x's dtype. The axes
+    are always given: with the default left out, onnx 1.23's checker rejects the node at every opset
+    (the expanded body's Constant gets no value), though the spec allows it."""
     if g.dtype(x) is not DType.float32 or g.flip("mvn", "function body", "MeanVarianceNormalization"):
         return _mvn_body(op, g, x)
-    omit = op.axes == (0, 2, 3) and g.flip("axes", "default", "explicit")
-    return g.op("MeanVarianceNormalization", x, axes=None if omit else g.axes(op.axes, g.rank(x)))
+    return g.op("MeanVarianceNormalization", x, axes=g.axes(op.axes, g.rank(x)))
 
 
 def _mvn_body(op, g, x):
