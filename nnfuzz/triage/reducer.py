@@ -123,6 +123,8 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
         "nodes_before": before, "nodes_after": best.gir.n_nodes, "trials": trials,
         "elements_before": total_elements(Candidate(original, {}, {})),
         "elements_after": total_elements(best), "seconds": seconds})
+    if meta.export is not None and model.export is not None:  # the spellings of the nodes the reduced graph kept
+        meta = meta.replace(export={**model.export.to_json(), "spellings": model.spellings})
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
     writers = {
