@@ -40,12 +40,13 @@ def make_bug(tmp_path, gir, x, symptom):
     from nnfuzz.triage.reducer import Checker
 
     model = build_model(gir, 0, values=({}, {"x": x}))
-    meta = BugMeta(system="ort-cpu", version="?", version_id="?", symptom=symptom, nodes=gir.n_nodes, opset=17)
+    meta = BugMeta(system="ort-cpu", version="?", version_id="?", symptom=symptom, nodes=gir.n_nodes,
+                   opset=model.export.opset, export={**model.export.to_json(), "spellings": model.spellings})
     with Sandbox("ort-cpu", {}, test_timeout=30.0, memory_limit_mb=4096) as sb:
         sb.start()
         from nnfuzz.triage.reduce import Candidate
 
-        check = Checker(sb, meta, {}, 17)
+        check = Checker(sb, meta, {})
         sig = check.signature(Candidate(gir, {}, {"x": x}))
         v = check.verdict
     assert sig is not None and symptom in sig, sig
@@ -67,6 +68,8 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     bug = load_bug(path)
     assert bug.meta.signature == sig and bug.meta.reduced["nodes_after"] == out["nodes_after"]
     assert "Clip" in bug.meta.ops and "Sin" not in bug.meta.ops
+    kept = GraphIR.loads(bug.gir_text).vars
+    assert set(bug.meta.export["spellings"]) <= set(kept), "spellings of removed nodes left in meta.json"
     assert (path / "original" / "gir.json").read_text() == gir.dumps()
     assert main(["repro", str(path)]) == 0  # the reduced bug still reproduces with the same symptom
     assert main(["reduce", str(path)]) == 0 and "already reduced" in capsys.readouterr().err

@@ -171,7 +171,7 @@ def test_a_stopped_campaign_leaves_the_bug_in_reduction_as_saved(tmp_path):
     def make_sandbox(system, options):
         return Sandbox(system, options, backend_path="fault_backend:FaultBackend", stop=stop)
 
-    reducer = BackgroundReducer(make_sandbox, {}, 17, 30.0, time.monotonic() + 60, threading.Lock(), notes.append,
+    reducer = BackgroundReducer(make_sandbox, {}, 30.0, time.monotonic() + 60, threading.Lock(), notes.append,
                                 lambda s: None)
     reducer.submit(bug)
     reducer.close()  # returns: a stop is no error of the reducer's
