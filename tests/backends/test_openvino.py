@@ -106,7 +106,12 @@ def test_float64_models_are_refused_as_unsupported(ov):
 
 def test_float32_model_with_float64_constants_runs(ov):
     """torch's exporter puts float64 constants and casts into float32 graphs (Clip's bounds): those run."""
+    from nnfuzz.materialize.onnx.export import to_onnx
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
     model = make_model(0, include=["Clip", "Relu", "Add"], max_nodes=3)
+    model.onnx, _, _ = to_onnx(model.gir, model.weights, model.module, model.torch_inputs,
+                               ExportSpec(via="torch", opset=17))
     graph = ov.core.read_model(model.onnx.SerializeToString())
     assert any(op.get_output_element_type(0) == ov._ov.Type.f64 for op in graph.get_ordered_ops()
                if op.get_output_size())

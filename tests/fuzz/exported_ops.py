@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY
+from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.reference.registry import evaluates
 
@@ -18,6 +19,12 @@ class ExportedLogSigmoid(SameShapeFloat32):
 @lowers(ExportedLogSigmoid)
 def _exported_log_sigmoid(op, x):
     return F.logsigmoid(x)
+
+
+@onnx_lowers(ExportedLogSigmoid)
+def _exported_form(op, g, x):
+    """The exporter's form, written directly: Log(Sigmoid(x))."""
+    return g.op("Log", g.op("Sigmoid", x))
 
 
 @evaluates(ExportedLogSigmoid)

@@ -7,6 +7,7 @@ from testops import SameShapeFloat32
 from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
 from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.materialize.onnx.lowering import onnx_lowers
 from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.reference.registry import evaluates
 from nnfuzz.triage.localize import expose_all, localize
@@ -96,6 +97,11 @@ def _wrong_too(op, x):
 @evaluates(WrongInTorchBrokenEval)
 def _broken(op, x):
     raise ValueError("this eval is broken on purpose")
+
+
+@onnx_lowers(WrongInTorch, WrongInTorchBrokenEval)  # the ONNX model is what the op specifies: the identity
+def _identity_onnx(op, g, x):
+    return g.op("Identity", x)
 
 
 OP_REGISTRY.pop("WrongInTorchBrokenEval")
