@@ -133,8 +133,8 @@ def check_satisfiable(cls, policy: GenPolicy, tries: int = 12) -> None:
 def usable_with(lowerings, via=None):
     """The op filter for systems built from ``lowerings``: every model has a torch lowering (the value
     search and the reference run on torch); TF systems also need a TF lowering, and ONNX models written
-    directly (``via="onnx"``) an ONNX lowering, and those torch exports (``via="torch"``) no entry in
-    NO_TORCH_EXPORT. (Ops of the "tf" dialect are offered only when every side
+    directly (``via="onnx"``) an ONNX lowering or else one torch's exporter can write, and those torch
+    exports (``via="torch"``) no entry in NO_TORCH_EXPORT. (Ops of the "tf" dialect are offered only when every side
     is built from TF lowerings: select_ops' ``dialects``.)"""
     from nnfuzz.materialize.torch.lowering import has_torch_lowering
 
@@ -143,10 +143,11 @@ def usable_with(lowerings, via=None):
         from nnfuzz.materialize.tensorflow.lowering import has_tf_lowering
 
         needs.append(has_tf_lowering)
-    if via == "onnx":
+    if via == "onnx":  # written directly, or by torch's exporter when the op has no ONNX lowering (to_onnx)
+        from nnfuzz.materialize.onnx.export import torch_exports
         from nnfuzz.materialize.onnx.lowering import has_onnx_lowering
 
-        needs.append(has_onnx_lowering)
+        needs.append(lambda c: has_onnx_lowering(c) or torch_exports(c))
     elif via == "torch":
         from nnfuzz.materialize.onnx.export import torch_exports
 

@@ -10,6 +10,8 @@ from nnfuzz.abstract import AbsOpBase, AbsTensor, load_builtin_ops
 from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.ops.binary import spec as B
+from nnfuzz.ops.bitwise import spec as K
+from nnfuzz.ops.normalize import spec as M
 from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.ops.select import spec as S
 from nnfuzz.ops.tfonly import spec as T
@@ -63,6 +65,14 @@ CASES = {
              case(S.Cast(to=I8), [[-128.0, 0.0, 127.0]], [[300.0]], [I32], "cast-int32-300-to-int8"),
              case(S.Cast(to=F16), [[1e4]], [[1e5]], [F64], "cast-f64-1e5-to-f16"),
              case(S.Cast(to=F32), [[1e30]], [[1e39]], [F64], "cast-f64-1e39-to-f32", lr=1e37)],
+    K.BitShift: [case(K.BitShift(direction="LEFT"), [[1.0, 3.0], [0.0, 7.0]], [[1.0], [9.0]], [U8, U8],
+                      "bitshift-by-9")],
+    K.IntDiv: [case(K.IntDiv(), [[7.0, -7.0], [2.0, -3.0]], [[7.0], [0.0]], [I32, I32], "intdiv-by-zero")],
+    K.Mod: [case(K.Mod(), [[7.0, -7.0], [2.0, -3.0]], [[7.0], [0.0]], [I32, I32], "mod-by-zero")],
+    K.IntPow: [case(K.IntPow(), [[2.0, -3.0], [0.0, 3.0]], [[2.0], [5.0]], [I32, I32], "intpow-exponent-5")],
+    M.LpNormalization: [case(M.LpNormalization(0, p=2), [[1.0, 2.0]], [[1e-4, -1e-4]], [F32], "lpnorm-tiny-slice")],
+    M.MeanVarianceNormalization: [case(M.MeanVarianceNormalization(axes=(0,)), [[1.0, 2.0, 4.0]], [[1.0, 1.0001]],
+                                       [F32], "mvn-nearly-constant")],
 }
 
 ALL = [p for ps in CASES.values() for p in ps]

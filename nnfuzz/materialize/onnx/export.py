@@ -5,6 +5,7 @@ TorchScript one (``dynamo=False``), ~100x faster than the dynamo one; when torch
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import warnings
 from typing import List, Sequence
@@ -34,12 +35,17 @@ def torch_exports(cls) -> bool:
 
 
 def to_onnx(gir, weights, module, torch_inputs, spec):
-    """(ModelProto, the ExportSpec used, {var: {key: spelling}}) by ``spec.via``; ExportError on failure."""
+    """(ModelProto, the ExportSpec used, {var: {key: spelling}}) by ``spec.via``; ExportError on failure.
+    A graph holding an op with a torch lowering but no ONNX lowering (a user's op written as the NNSmith
+    docs show) is exported by torch at ``DEFAULT_OPSET`` instead, and the spec returned says so."""
     if spec.via == "onnx":
         from nnfuzz.materialize.onnx.direct import build_onnx
+        from nnfuzz.materialize.onnx.lowering import has_onnx_lowering
 
-        with time_limit(spec.timeout_s, what="ONNX building"):
-            return build_onnx(gir, weights, spec)
+        if all(has_onnx_lowering(type(i.op)) for i in gir.insts):
+            with time_limit(spec.timeout_s, what="ONNX building"):
+                return build_onnx(gir, weights, spec)
+        spec = dataclasses.replace(spec, via="torch", opset=DEFAULT_OPSET, opsets=None, spelling="canonical")
     proto = export_onnx(module, torch_inputs, gir.inputs, gir.outputs, opset=spec.opset, timeout_s=spec.timeout_s)
     return proto, spec, {}
 
