@@ -66,7 +66,7 @@ def run(cfg) -> int:
             meta = {
                 "seed": seed, "nnfuzz": nnfuzz.__version__, "nodes": gir.n_nodes, "ops": gir.op_names(),
                 "finite": model.oracle.output is not None, "search": model.search, "policy": pol.to_dict(),
-                "opset": model.export.opset, "export": {**model.export.to_json(), "spellings": model.spellings},
+                "opset": model.export.opset, "export": model.export.record(model.spellings),
                 "timings": {"gen_s": t_gen, **model.timings},
             }
             folder = out / f"{start + k:04d}"

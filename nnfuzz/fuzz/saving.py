@@ -91,7 +91,7 @@ def export_fields(p: "Produced") -> dict:
     """meta.json's ``opset`` and ``export`` (how the model was written, with its drawn spellings)."""
     if p.export is None:
         return {}
-    return {"opset": p.export.opset, "export": {**p.export.to_json(), "spellings": p.spellings}}
+    return {"opset": p.export.opset, "export": p.export.record(p.spellings)}
 
 
 def oracle_meta(c: "Campaign", side: str) -> dict:

@@ -124,7 +124,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
         "elements_before": total_elements(Candidate(original, {}, {})),
         "elements_after": total_elements(best), "seconds": seconds})
     if meta.export is not None and model.export is not None:  # the spellings of the nodes the reduced graph kept
-        meta = meta.replace(export={**model.export.to_json(), "spellings": model.spellings})
+        meta = meta.replace(export=model.export.record(model.spellings))
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
     writers = {

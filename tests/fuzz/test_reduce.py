@@ -44,7 +44,7 @@ def make_bug(tmp_path, gir, x, symptom):
     # canonical spellings: Clip with its bounds as inputs, the form ORT's Relu-Clip fusion crashes on
     model = build_model(gir, 0, values=({}, {"x": x}), export=ExportSpec(opset=17, spelling="canonical"))
     meta = BugMeta(system="ort-cpu", version="?", version_id="?", symptom=symptom, nodes=gir.n_nodes,
-                   opset=model.export.opset, export={**model.export.to_json(), "spellings": model.spellings})
+                   opset=model.export.opset, export=model.export.record(model.spellings))
     with Sandbox("ort-cpu", {}, test_timeout=30.0, memory_limit_mb=4096) as sb:
         sb.start()
         from nnfuzz.triage.reduce import Candidate

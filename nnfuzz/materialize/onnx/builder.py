@@ -302,7 +302,7 @@ class OnnxGraph:
             else:
                 self.nodes.append(make_node("Identity", [tmp], [want], f"Identity_{len(self.nodes)}"))
 
-    def value_info(self, name: str, with_shape: bool = True):
+    def value_info(self, name: str):
         dt, shape = self.types[name]
-        return helper.make_tensor_value_info(name, dt.onnx(), list(shape) if with_shape and shape is not None else None)
+        return helper.make_tensor_value_info(name, dt.onnx(), None if shape is None else list(shape))
 

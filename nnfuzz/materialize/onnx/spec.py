@@ -67,6 +67,10 @@ class ExportSpec:
     def to_json(self) -> dict:
         return {"via": self.via, "opset": self.opset, "spelling": self.spelling, "seed": self.seed}
 
+    def record(self, spellings: dict) -> dict:
+        """meta.json's ``export``: this spec and the spellings drawn per node ({var: {key: choice}})."""
+        return {**self.to_json(), "spellings": spellings}
+
     @classmethod
     def from_json(cls, d: dict) -> "ExportSpec":
         """From meta.json's ``export``; a malformed one is a ConfigError that shows it."""
