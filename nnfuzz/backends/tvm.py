@@ -10,6 +10,40 @@ from nnfuzz.backends.base import Backend, BackendUnavailable
 PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-vs-unopt pair
 
 
+def relax_pipeline(name: str, target):
+    """The Relax pipeline ``name`` for ``target``, built explicitly.
+
+    TVM 0.27 maps the *string* "default" to its target-specific pipeline (LegalizeOps, FoldConstant,
+    FuseOps, FuseTIR, and dlight schedules on GPUs) only for GPU targets; on llvm the string names
+    the same pass list as "default_build" (no folding, no fusion). Passing the string would make
+    tvm-cpu's opt-vs-unopt pair compare a pipeline with itself and never test fusion, so "default"
+    is the target's default pipeline here on every target, and "default_build" is that pipeline
+    without FoldConstant/FuseOps/FuseTIR (on a GPU target the dlight schedules are kept: unscheduled
+    TIR has no thread bindings and cannot be built for CUDA).
+    """
+    import tvm
+    from tvm import relax
+
+    if name == "default":
+        return relax.get_default_pipeline(target)
+    if target.kind.name != "cuda":
+        return relax.get_pipeline("default_build")
+    from tvm.relax.backend.cuda import pipeline as cuda
+    from tvm.s_tir import dlight as dl
+
+    schedule = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(),
+                                       dl.gpu.GeneralReduction(), dl.gpu.Fallback())
+    passes = (cuda.library_dispatch_passes(target) + [relax.transform.LegalizeOps(), schedule]
+              + cuda.dataflow_lower_passes(target) + cuda.finalize_passes(target))
+
+    @tvm.transform.module_pass(opt_level=0)
+    def unfused(mod, _ctx):
+        with target:
+            return tvm.transform.Sequential(passes)(mod)
+
+    return unfused
+
+
 class _TvmBackend(Backend):
     engine = "tvm"
     target_kind = "llvm"
@@ -41,7 +75,8 @@ class _TvmBackend(Backend):
         return self._tvm.cpu()
 
     def build(self, mod):
-        return self._tvm.compile(mod, target=self.target_kind, relax_pipeline=self.pipeline)
+        target = self._tvm.target.Target(self.target_kind)
+        return self._tvm.compile(mod, target=target, relax_pipeline=relax_pipeline(self.pipeline, target))
 
     def compile(self, model_bytes: bytes):
         import onnx
@@ -89,13 +124,3 @@ class TvmGpuBackend(_TvmBackend):
 
     def device_handle(self):
         return self._tvm.cuda()
-
-    def build(self, mod):
-        tvm = self._tvm
-        from tvm import dlight as dl
-
-        target = tvm.target.Target("cuda")
-        with target:
-            mod = tvm.relax.get_pipeline(self.pipeline)(mod)
-            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
-        return tvm.compile(mod, target=target)

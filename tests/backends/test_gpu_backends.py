@@ -1,4 +1,4 @@
-"""ort-gpu, inductor-gpu, trt-gpu. Without a GPU (or the GPU packages) each must refuse to start with a
+"""ort-gpu, inductor-gpu, trt-gpu, tvm-gpu. Without a GPU (or the GPU packages) each must refuse to start with a
 BackendUnavailable that says what is missing and what to use instead; with them, generated models agree
 with torch eager. Each test skips where the other case holds."""
 import numpy as np
@@ -18,6 +18,7 @@ HINTS = {
     "ort-gpu": ["CUDAExecutionProvider", "onnxruntime-gpu", "ort-cpu"],
     "inductor-gpu": ["torch.cuda.is_available()", "inductor-cpu"],
     "trt-gpu": ["ort-cpu"],
+    "tvm-gpu": ["tvm.cuda().exist is False", "tvm-cpu"],
 }
 
 
@@ -80,7 +81,7 @@ def test_unavailable_in_the_sandbox_is_reported_at_start():
 # -- with a GPU ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["ort-gpu", "trt-gpu"])
+@pytest.mark.parametrize("name", ["ort-gpu", "trt-gpu", "tvm-gpu"])
 def test_onnx_gpu_backend_passes_generated_float32_models(name):
     needs(name)
     b = get_backend(name)
@@ -137,3 +138,34 @@ def test_trt_edge_tensors_and_known_limitations():
         b.compile(onnx_model("Frobnicate", [("x", f, [2])], [("y", f, [2])]))
     k = classify("trt", str(e.value))
     assert k is not None and k.kind == "unsupported", str(e.value)
+
+
+def test_tvm_gpu_runs_on_the_gpu_and_agrees_with_tvm_cpu():
+    """The same model compiled for CUDA and for LLVM: the CUDA module's tensors live on the GPU."""
+    needs("tvm-gpu")
+    gpu, cpu = get_backend("tvm-gpu"), get_backend("tvm-cpu")
+    model = make_model(7)
+    data = model.onnx.SerializeToString()
+    compiled = gpu.compile(data)
+    assert compiled[0] is not None and gpu.device_handle().device_type == 2  # kDLCUDA
+    got, want = gpu.run(compiled, model.oracle.input), cpu.run(cpu.compile(data), model.oracle.input)
+    v = compare(want, got)
+    assert v.outcome is Outcome.PASS, v.detail
+
+
+@pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
+def test_devices_oracle_campaign_compares_cpu_with_gpu(backend, tmp_path, monkeypatch, capsys):
+    """oracle=devices: a short campaign where the GPU twin really runs (tests counted, nnfuzz raises nothing)."""
+    import json
+
+    from nnfuzz.cli import main
+
+    needs(backend.replace("-cpu", "-gpu"))
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "bugs"
+    assert main(["fuzz", f"backend={backend}", "oracle=devices", "time=40s", f"fuzz.out={out}", "ui=plain",
+                 "fuzz.producers=0"]) == 0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
+    log = [json.loads(x) for x in (out / "campaign.jsonl").read_text().splitlines()]
+    assert any(r.get("verdict") == "pass" for r in log), "no test passed on both devices"
