@@ -1,5 +1,5 @@
 """ONNX lowerings of the binary family: one ONNX node each in the canonical spelling, with drawn
-equivalent spellings (operands of a symmetric op swapped, a comparison written as its mirror or
+equivalent spellings (operands of a symmetric op swapped, Add as Sum, a comparison written as its mirror or
 composed, a logic op by De Morgan, Sub as Add of Neg).
 
 Every drawn spelling gives the same bits as the canonical one on every input, NaN included (hence no
@@ -21,8 +21,15 @@ def _symmetric(op_type):
     return lower
 
 
-for _cls, _type in {B.Add: "Add", B.Mul: "Mul", B.Equal: "Equal"}.items():
+for _cls, _type in {B.Mul: "Mul", B.Equal: "Equal"}.items():
     onnx_lowers(_cls)(_symmetric(_type))
+
+
+@onnx_lowers(B.Add)
+def _add(op, g, x, y):
+    """Add(x, y), Add(y, x), or the variadic Sum(x, y) where Sum takes the dtype (floats): one rounding either way."""
+    sum_ = (lambda: g.op("Sum", x, y)) if has(g, "Sum", g.dtype(x), g.dtype(y)) else None
+    return _spell(g, "Add", {"x,y": lambda: g.op("Add", x, y), "y,x": lambda: g.op("Add", y, x), "Sum": sum_})
 
 
 @onnx_lowers(B.Sub)

@@ -118,4 +118,17 @@ def _gather(op, g, x):
     elif form == "mixed":
         idx = np.where(g.rng.integers(0, 2, size=idx.shape) == 1, idx - d, idx)
     dtype = g.draw("index_type", [DType.int64, DType.int32])
+    if g.flip("gather", "GatherND", "Gather"):
+        return _gather_nd(op, g, x, idx)
     return g.op("Gather", x, g.const(idx, dtype, "idx"), axis=g.axis(op.axis, g.rank(x)))
+
+
+def _gather_nd(op, g, x, idx: np.ndarray) -> str:
+    """Gather on axis a as GatherND with batch_dims=a: the indices broadcast over x's first a dims,
+    each entry a 1-tuple (a trailing dim of 1), so GatherND reads x[b..., i, ...] like Gather (its
+    indices are int64 only)."""
+    lead = tuple(g.shape(x)[:op.axis])
+    nd = np.broadcast_to(idx, lead + idx.shape)[..., None]
+    out = lead + idx.shape + tuple(g.shape(x)[op.axis + 1:])
+    batch = {"batch_dims": op.axis} if op.axis or g.flip("batch_dims", "given", "omitted") else {}
+    return g.op("GatherND", x, g.const(np.ascontiguousarray(nd), DType.int64, "idx"), shape=out, **batch)

@@ -124,10 +124,24 @@ def _range(op, g, x):
     return g.op("Range", start, limit, delta, shape=(n,))
 
 
+def reversed_positions(lens: np.ndarray, shape, batch_axis: int) -> np.ndarray:
+    """For each element of x (batch and time on dims 0 and 1), the time index ReverseSequence reads it
+    from: lens[b] - 1 - t for t < lens[b], t itself after; the same along x's other dims."""
+    t = np.arange(shape[1 - batch_axis], dtype=np.int64)[None, :]
+    n = lens.astype(np.int64)[:, None]
+    idx = np.where(t < n, n - 1 - t, t)
+    idx = idx if batch_axis == 0 else idx.T
+    return np.ascontiguousarray(np.broadcast_to(idx.reshape(idx.shape + (1,) * (len(shape) - 2)), tuple(shape)))
+
+
 @onnx_lowers(I.ReverseSequence)
 def _reverse_sequence(op, g, x):
+    """ReverseSequence, or GatherElements along the time axis with the positions it reads (drawn)."""
     shape = g.shape(x)
     lens = I.sequence_lens(shape[op.batch_axis], shape[op.time_axis], op.pick)
+    if g.flip("reverse_sequence", "GatherElements", "ReverseSequence"):
+        idx = _indices(g, reversed_positions(lens, shape, op.batch_axis), shape[op.time_axis])
+        return g.op("GatherElements", x, idx, axis=g.axis(op.time_axis, len(shape)), shape=shape)
     attrs = {}
     if op.batch_axis != 1 or g.flip("axes", "explicit", "default"):
         attrs = {"batch_axis": op.batch_axis, "time_axis": op.time_axis}
