@@ -44,6 +44,8 @@ KNOWN = [
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),
+    Known("openvino", r"this type of coordinate transformation mode is not supported|Unsupported padding mode",
+          note="OpenVINO's ONNX frontend lacks a newer attribute value: Resize-18's half_pixel_symmetric, Pad-19's wrap"),
     Known("openvino", r"openvino-cpu does not compute in float64", dtype="float64",
           note="the CPU plugin has no float64 kernels (it computes float64 in float32)"),
     Known("trt", r"trt-gpu does not compute in float64", dtype="float64", note="TensorRT has no float64 type"),

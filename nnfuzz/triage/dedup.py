@@ -1,11 +1,14 @@
 """One report per root cause: a frozen signature per bug, and the index of a bug store.
 
 Signatures:
-- crash / timeout: system | symptom | stage | exception type | the message with numbers, hex
-  addresses, paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
+- crash / timeout: system | symptom | stage | exception type | the op the system names | its innermost
+  check with the first line of message after it (triage/rootcause.py), with numbers, hex addresses,
+  paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
   frames of a native backtrace;
-- inconsistency: system | inconsistency | the op and dtype at the first divergent node
-  (``unlocalized`` with the normalized summary when localization found none).
+- inconsistency: system | inconsistency | the op at the first divergent node | the nature of the
+  divergence (shape, dtype, missing output, non-finite pattern, values): not the dtype, so one bug seen
+  in several dtypes is one signature (``unlocalized`` with the normalized summary when localization
+  found no node).
 
 ``nnfuzz dedup bugs/`` groups every folder by signature and writes ``bugs/index.json`` and a
 readable ``bugs/README.md`` table; campaigns put ``signature`` and ``duplicate_of`` in each new
@@ -18,7 +21,8 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 3  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names
+SIGNATURE_VERSION = 4  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+# 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -42,9 +46,10 @@ def normalize(text: str) -> str:
 
 
 def signature(meta, err_log: str = "") -> str:
-    """The frozen signature of a bug from its BugMeta (or meta.json's object) and err.log (for native
-    backtraces)."""
+    """The frozen signature of a bug from its BugMeta (or meta.json's object) and err.log (for the
+    system's full message and native backtraces)."""
     from nnfuzz.triage.meta import BugMeta
+    from nnfuzz.triage.rootcause import root_cause
 
     if not isinstance(meta, BugMeta):
         meta = BugMeta.from_json(meta)
@@ -53,17 +58,31 @@ def signature(meta, err_log: str = "") -> str:
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
-            return f"{system} | inconsistency | {op} | {node.get('dtype')}"
+            return f"{system} | inconsistency | {op} | {divergence(meta)}"
         return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
-    message = normalize(summary[m.end():] if m else summary)[:160]
+    op, inner = root_cause(summary, err_log)
+    message = normalize(inner or (summary[m.end():] if m else summary))[:160]
     frames = [normalize(f.split("(")[0])[:80] for f in _FRAME.findall(err_log)[:3]]  # names, not arguments
-    parts = [system, symptom, str(meta.stage), etype, message]
+    parts = [system, symptom, str(meta.stage), etype] + ([op] if op else []) + [message]
     if meta.signal:
         parts.append(f"signal {meta.signal}")
     return " | ".join(parts + frames)
+
+
+def divergence(meta) -> str:
+    """What kind of difference an inconsistency is: shape, dtype, missing output, non-finite where the
+    reference is finite (or back), or values."""
+    s = str(meta.summary)
+    if "!= reference" in s:
+        return "shape" if ": shape " in s else "dtype"
+    if "missing" in s:
+        return "missing output"
+    if any((e or {}).get("nonfinite_mismatch") for e in meta.errors.values()):
+        return "non-finite"
+    return "values"
 
 
 def representative_op(meta) -> str:

@@ -142,3 +142,25 @@ def test_generated_model_in_the_sandbox():
         r = sb.run(model.onnx.SerializeToString(), model.oracle.input)
     assert r.status == "ok", (r.error, r.detail)
     assert judge(r, model.oracle.output, "openvino").outcome is Outcome.PASS
+
+
+def test_newer_attribute_values_the_frontend_lacks_are_unsupported(ov):
+    """Resize-18's half_pixel_symmetric and Pad-19's wrap mode: OpenVINO says it does not take them."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    f = TensorProto.FLOAT
+    scales = numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "scales")
+    g = helper.make_graph([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
+                                            coordinate_transformation_mode="half_pixel_symmetric")], "r",
+                          [helper.make_tensor_value_info("x", f, [2, 3])], [helper.make_tensor_value_info("y", f, [2, 6])],
+                          [scales])
+    resize = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=9).SerializeToString()
+    pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")
+    g = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")], "p",
+                          [helper.make_tensor_value_info("x", f, [2, 3])], [helper.make_tensor_value_info("y", f, [2, 5])],
+                          [pads])
+    pad = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=9).SerializeToString()
+    for model, words in ((resize, "coordinate transformation mode is not supported"), (pad, "Unsupported padding mode")):
+        text = _error(ov, model, {"x": np.ones((2, 3), np.float32)})
+        assert words in text
+        assert classify("openvino", text).kind == "unsupported"

@@ -53,16 +53,56 @@ def test_native_backtrace_frames_split_otherwise_equal_messages():
     assert signature(m, log_a) == signature(m, log_a.replace("(int)", "(long, 0x7f)"))  # arguments do not count
 
 
-def test_inconsistencies_group_by_op_and_dtype_at_the_first_divergent_node():
-    def inc(op, dtype, summary="v3: 5/140 values off"):
+def test_inconsistencies_group_by_op_and_nature_of_the_divergence_not_dtype():
+    def inc(op, dtype, summary="v3: 5/140 values off", errors=None):
         return {"system": "ort-cpu", "symptom": "inconsistency", "stage": "verify", "summary": summary,
-                "first_divergent_node": {"index": 2, "op": op, "var": "v2", "dtype": dtype}}
+                "errors": errors or {}, "first_divergent_node": {"index": 2, "op": op, "var": "v2", "dtype": dtype}}
     assert signature(inc("Softmax(axis=1)", "float32")) == signature(inc("Softmax(axis=0)", "float32", "v9: 1/3 off"))
-    assert signature(inc("Softmax(axis=1)", "float32")) != signature(inc("Softmax(axis=1)", "float16"))
+    # one bug seen in several dtypes is one signature (an axes bug once split six ways, one per dtype)
+    assert signature(inc("ReduceL1(axes=[1])", "float32")) == signature(inc("ReduceL1(axes=[0])", "int64"))
     assert signature(inc("Softmax(axis=1)", "float32")) != signature(inc("LogSoftmax(axis=1)", "float32"))
+    natures = {signature(inc("Softmax(axis=1)", "float32", s, e)) for s, e in [
+        ("v3: 5/140 values off", None), ("v3: shape [2] != reference [3]", None),
+        ("v3: dtype int32 != reference int64", None), ("output v3 missing", None),
+        ("v3: 1/4 values off", {"v3": {"max_abs": 0.0, "nonfinite_mismatch": 1}})]}
+    assert len(natures) == 5, natures
     unlocalized = {"system": "ort-cpu", "symptom": "inconsistency", "summary": "v7: 2/10 values off (max abs 0.3)"}
     assert "unlocalized" in signature(unlocalized)
     assert signature(unlocalized) == signature({**unlocalized, "summary": "v2: 9/99 values off (max abs 1.5e-3)"})
+
+
+OV_HEAD = ("RuntimeError: Exception from src/inference/src/cpp/core.cpp:105:\n"
+           "Check 'false' failed at src/frontends/common_translators/src/unconverted_ops_report.cpp:151:\n"
+           "FrontEnd API failed with OpConversionFailure:\nModel wasn't fully converted. Failed operations detailed log:\n")
+OV_RESIZE_MODE = OV_HEAD + (
+    "-- Resize-23 with a message:\nCheck '(false)' failed at src/frontends/onnx/frontend/src/op/resize.cpp:91:\n"
+    "While validating ONNX node '<Node(Resize): Resize_5>':\nhalf_pixel_symmetric - this type of coordinate "
+    "transformation mode is not supported.\n\nSummary:\n-- Conversion is failed for: Resize-23\n")
+OV_RESIZE_AXES = OV_HEAD + (
+    "-- Resize-28 with a message:\nWhile validating ONNX node '<Node(Resize): Resize_2>': Check 'std::all_of(axes."
+    "cbegin(), axes.cend(), ov::cmp::Less<size_t>(rank))' failed at src/core/shape_inference/include/interpolate_"
+    "shape_inference.hpp:57:\nWhile validating node 'opset11::Interpolate Interpolate_1514900 (opset4::SoftPlus "
+    "Softplus_0[0]:f32[1,1,1]) -> (f32[1,1,1])':\nAll axes values should less than input rank: 3\n")
+OV_PAD = OV_HEAD + ("-- Pad-26 with a message:\nWhile validating ONNX node '<Node(Pad): Pad_2>': Exception from "
+                    "src/frontends/onnx/frontend/src/op/pad.cpp:32:\nUnsupported padding mode: [wrap]\n")
+
+
+def test_crashes_are_told_apart_by_the_innermost_check_and_failing_op():
+    """Every OpenVINO compile failure starts with the same line; the signature reads what is inside."""
+    def crash(log):
+        return signature({"system": "openvino-cpu", "symptom": "crash", "stage": "compile",
+                          "summary": log.splitlines()[0]}, log)
+    sigs = [crash(x) for x in (OV_RESIZE_MODE, OV_RESIZE_AXES, OV_PAD)]
+    assert len(set(sigs)) == 3, sigs
+    assert "| Resize |" in sigs[0] and "resize.cpp: half_pixel_symmetric" in sigs[0]
+    assert "interpolate_shape_inference.hpp: All axes values should less than input rank" in sigs[1]
+    assert "| Pad |" in sigs[2] and "Unsupported padding mode" in sigs[2]
+    # the same failure in another node, at another opset, with other numbers: one signature
+    again = OV_RESIZE_AXES.replace("Resize-28", "Resize-20").replace("Resize_2", "Resize_9").replace("rank: 3", "rank: 5")
+    assert crash(again) == sigs[1]
+    ort = ("[ONNXRuntimeError] : 1 : FAIL : Node (Mul_3) Op (Mul) [ShapeInferenceError] Incompatible dimensions")
+    s = signature({"system": "ort-cpu", "symptom": "crash", "stage": "compile", "summary": ort}, ort)
+    assert "| Mul |" in s and "ShapeInferenceError: Incompatible dimensions" in s, s
 
 
 def test_normalize_keeps_words():
