@@ -22,7 +22,7 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     threading.Lock) is held while the folder is swapped for its reduced copy."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import bug_weights
-    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.repro import recorded_signature
     from nnfuzz.triage.reduce import Candidate, reduce_graph
     from nnfuzz.triage.shrink import shrink, total_elements
 
@@ -35,8 +35,7 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     if bug.meta.symptom == "inconsistency" and expected != "torch-eager":
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"reduction compares with torch eager, but this inconsistency was found against {expected}"}
-    err_log = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
-    want = bug.meta.signature or signature(bug.meta, err_log)
+    want = recorded_signature(bug)
     start = Candidate(gir, weights, dict(bug.oracle["input"]))
     check = Checker(sandbox, bug.meta, tolerances)
     if check.signature(start) != want:

@@ -139,3 +139,16 @@ def test_repro_of_a_crash_with_another_recorded_signature_fails_differently(tmp_
     out = capsys.readouterr().out
     assert "fails differently" in out and "Conv" in out and "signature now" in out, out
     assert json.loads(out.splitlines()[-1])["signature"] == sig
+
+
+def test_reduce_follows_todays_signature_rules_not_a_stale_recorded_one(tmp_path, capsys):
+    """A folder saved under an older SIGNATURE_VERSION (its meta.json's signature spelled by older rules)
+    still reduces: the target signature is recomputed from meta.json and err.log, as repro does."""
+    gir = graph(DType.float64, [E.Relu(), S.Clip(min=-6.0, max=6.0), E.Abs()])
+    path, sig = make_bug(tmp_path, gir, np.linspace(-2, 2, 6), "crash")
+    meta = json.loads((path / "meta.json").read_text())
+    (path / "meta.json").write_text(json.dumps({**meta, "signature": "ort-cpu | crash | an older rule's text"}))
+    assert main(["reduce", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["status"] == "reduced", out
+    assert load_bug(path).meta.signature == sig
