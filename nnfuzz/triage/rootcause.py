@@ -28,6 +28,7 @@ _CHECK = re.compile(r"Check '(?P<ov>.*?)' failed at (?P<ovf>[\w./-]+?):\d+:"
                     r"|Exception from (?P<exf>[\w./-]+?):\d+:"
                     r"|Check failed: (?P<tvm>.*?)(?: is false)?:(?=\s)"
                     r"|\[(?P<ort>\w+Error|\w+Exception)\]")
+WORKER_OUTPUT = "--- worker output ---"  # err.log's section with what the sandbox worker printed
 _NOISE = re.compile(r"^(?:While validating (?:ONNX )?node .*|Summary:.*|-- Conversion is failed for.*|"
                     r"FrontEnd API failed with .*|Model wasn't fully converted.*|Traceback .*|\s*File .*)$")
 
@@ -51,12 +52,12 @@ def _first_block(text: str) -> str:
 
 
 def innermost(text: str) -> str:
-    """The innermost check's condition and file (basename), and the first line of message after it."""
+    """The innermost check's condition and file (basename) and the first line of message after it, or
+    "" when the text has no check."""
     text = _first_block(text)
     checks = list(_CHECK.finditer(text))
     if not checks:
-        lines = [ln for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln)]
-        return lines[-1].strip() if lines else ""
+        return ""
     m = checks[-1]
     where = m.group("ov") or m.group("tvm") or m.group("ort") or ""
     path = m.group("ovf") or m.group("exf") or ""
@@ -65,7 +66,19 @@ def innermost(text: str) -> str:
     return f"{head}: {after[0]}" if after else head
 
 
+def first_sentence(message: str) -> str:
+    """A message's template: its first sentence (what follows usually prints the values and the IR)."""
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return re.split(r"(?<=[a-z)])\.\s|, with inputs:", line, maxsplit=1)[0]
+
+
 def root_cause(summary: str, err_log: str) -> Tuple[str, str]:
-    """``(op, message)``: the op the system names (or "") and its innermost check with the message."""
-    text = err_log if err_log.strip() else summary
-    return failing_op(text), innermost(text)
+    """``(op, message)``: the op the system names (or "") and its innermost check with the message after
+    it, else the first sentence of the exception's message. The worker's own output (warnings the system
+    printed while compiling) is not part of the message."""
+    full = err_log if err_log.strip() else summary
+    text = full.split(WORKER_OUTPUT)[0]
+    typed = re.match(r"^[A-Za-z_][\w.]*:\s*", summary)
+    # the op may be named only in what the system printed (TVM's "Error converting operator X")
+    return failing_op(text) or failing_op(full), \
+        innermost(text) or first_sentence(summary[typed.end():] if typed else summary)

@@ -159,3 +159,19 @@ def test_compiler_value_names_do_not_split_a_signature():
     first = crash("TypeError: Binary operators must have the same datatype. However, R.subtract(R.const(2, 'float32'), lv)")
     assert signature(a, "") == signature(b, "") == signature(first, "")  # Relax's first binding is plain lv
     assert normalize("%12 = fadd %x.1, %y") == "<var> = fadd <var>, <var>"
+
+
+def test_tvm_crash_signature_reads_the_op_from_the_worker_output_and_the_message_template():
+    """TVM prints "Error converting operator X" on the worker's stderr; the exception's first sentence is
+    the template (the rest prints the Relax expression and dtypes)."""
+    def crash(dtypes, op, warning):
+        summary = (f"TypeError: Binary operators must have the same datatype for both operands.  However, "
+                   f"R.power(lv1, lv18) uses datatype T.{dtypes[0]} on the LHS, and datatype T.{dtypes[1]} on the RHS.")
+        log = (f"{summary}\n\nTraceback (most recent call last):\n  File \"x.py\", line 1, in f\n{summary}\n"
+               f"--- worker output ---\n[22:59:28] /project/src/x.cc:12: Warning: {warning}\n"
+               f"Error converting operator {op}, with inputs: [lv1, R.bitwise_xor(lv16, lv17)]\n")
+        return signature({"system": "tvm-cpu", "symptom": "crash", "stage": "compile", "summary": summary}, log)
+    a = crash(("int64", "uint8"), "Pow", "Unknown pragma pragma_scope")
+    assert a == "tvm-cpu | crash | compile | TypeError | Pow | Binary operators must have the same datatype for both operands"
+    assert crash(("int32", "int8"), "Pow", "BlockBuilder destroyed with remaining blocks!") == a
+    assert crash(("float16", "float32"), "ThresholdedRelu", "x") != a
