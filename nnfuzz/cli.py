@@ -14,10 +14,11 @@ COMMANDS = {
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
     "backends": "list the known systems under test, whether each can run here and why not: nnfuzz backends",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
+    "merge": "merge bug stores of campaigns run apart (renumbered, re-deduplicated): nnfuzz merge A B -o C",
     "stats": "diversity metrics and coverage of a corpus of models, or two side by side: nnfuzz stats DIR [DIR2] [--json]",
 }
 
-TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats"}
+TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats", "merge"}
 
 # The configuration each command reads: top-level keys and groups, listed by `nnfuzz <command> --help`.
 COMMAND_KEYS = {
@@ -29,6 +30,7 @@ COMMAND_KEYS = {
     "backends": (),
     "ops": ("mgen",),
     "stats": (),
+    "merge": (),
 }
 
 USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(

@@ -46,14 +46,17 @@ class BugStore:
     def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: BugMeta, err_log: str,
              tf_model: Optional[Callable[[Path], None]] = None) -> Path:
         """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems)."""
-        writers = {
+        return self.add({
             MODEL_FILES[meta.format]: write_bytes(model_bytes),
             **({"model": tf_model} if tf_model is not None else {}),
             "gir.json": write_bytes(gir_text.encode()),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
             "meta.json": write_meta(meta),
             "err.log": write_bytes(err_log.encode()),
-        }
+        })
+
+    def add(self, writers) -> Path:
+        """A new numbered folder holding one entry per ``writers`` item (``name -> fn(path)``)."""
         for _ in range(100):  # another campaign may take the number first: then take the next one
             with self.lock:
                 nums = self.numbers()

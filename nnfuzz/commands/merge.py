@@ -1,0 +1,45 @@
+"""`nnfuzz merge A B [...] -o C`: merge bug stores (renumbered, re-deduplicated; sources unchanged).
+
+Prints a JSON summary (merged, duplicates, unique in the merged store, unreadable folders left out).
+Exit codes: 0 merged; 2 bad arguments, a source that is not a folder, or no readable bug at all.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def _usage(msg: str) -> int:
+    print(f"nnfuzz merge: {msg}\nusage: nnfuzz merge STORE [STORE ...] -o OUT", file=sys.stderr)
+    return 2
+
+
+def run(cfg, positional, overrides) -> int:
+    from nnfuzz.triage.merge import merge_stores
+
+    args, out = list(positional), None
+    if "-o" in args:
+        i = args.index("-o")
+        if i + 1 >= len(args):
+            return _usage("-o needs a folder")
+        out = Path(args[i + 1])
+        del args[i:i + 2]
+    if out is None or overrides or not args or any(a.startswith("-") for a in args):
+        return _usage(f"expected stores and -o OUT, got {positional + list(overrides)}")
+    sources = [Path(a) for a in args]
+    for s in sources:
+        if not s.is_dir():
+            return _usage(f"{s} is not a folder; pass bug stores such as bugs/")
+        if s.resolve() == out.resolve():
+            return _usage(f"{s} is also the output; merge into a new folder or list only the other stores")
+    summary = merge_stores(sources, out, progress=lambda note: print(f"[merge] {note}", file=sys.stderr))
+    for s in summary["unreadable"]:
+        print(f"nnfuzz merge: left out (unreadable): {s}", file=sys.stderr)
+    for s in summary["links_not_followed"]:
+        print(f"nnfuzz merge: symbolic link not copied: {s}", file=sys.stderr)
+    print(json.dumps({k: v for k, v in summary.items() if k != "folders"}))
+    if not summary["merged"]:
+        print("nnfuzz merge: no readable bug folder (NNNN/) in the sources", file=sys.stderr)
+        return 2
+    return 0
