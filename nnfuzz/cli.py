@@ -8,7 +8,7 @@ from nnfuzz.errors import ConfigError, ControlSignal, NNFuzzError
 
 COMMANDS = {
     "fuzz": "run a campaign: nnfuzz fuzz backend=ort-cpu time=10m (bugs go to fuzz.out=bugs/)",
-    "repro": "replay a bug: nnfuzz repro bugs/0042/ [backend=...] [--script]",
+    "repro": "replay a bug: nnfuzz repro bugs/0042/ [backend=...] [--script | --report]",
     "reduce": "shrink a bug's graph while its signature holds: nnfuzz reduce bugs/0042/ [reduce_s=120]",
     "dedup": "group bugs by root cause, write bugs/index.json and bugs/README.md: nnfuzz dedup bugs/",
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",

@@ -6,7 +6,8 @@ another signature: another crash); 2 bad arguments or a malformed bug folder (a 
 valid ONNX, a meta.json of a newer schema, ...). The replay itself is triage/repro.py.
 
 ``--script`` instead writes ``repro_<backend>.py`` into the bug folder: a standalone reproducer
-(numpy, onnx and the system's own API) for an upstream report.
+(numpy, onnx and the system's own API) for an upstream report; ``--report`` writes that script and
+``report.md``, the report in the system's own issue template with the script inline.
 """
 from __future__ import annotations
 
@@ -27,9 +28,10 @@ def run(cfg, positional, overrides) -> int:
 
     flags = [a for a in positional if a.startswith("--")]
     paths = [a for a in positional if not a.startswith("--")]
-    unknown = [f for f in flags if f != "--script"]
+    unknown = [f for f in flags if f not in ("--script", "--report")]
     if len(paths) != 1 or unknown:
-        print(f"usage: nnfuzz repro <bug folder> [backend=NAME] [--script]; got {positional}", file=sys.stderr)
+        print(f"usage: nnfuzz repro <bug folder> [backend=NAME] [--script | --report]; got {positional}",
+              file=sys.stderr)
         return EXIT_USAGE
     bug = load_bug(Path(paths[0]))
     chosen = any(o.startswith("backend=") for o in overrides)
@@ -37,12 +39,17 @@ def run(cfg, positional, overrides) -> int:
     backend_class(backend)
     options = OmegaConf.to_container(cfg.backend.options) if chosen else bug.meta.backend_options
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
-    if "--script" in flags:
+    if "--script" in flags or "--report" in flags:
+        from nnfuzz.triage.report_md import write_report
         from nnfuzz.triage.script import write_script
 
+        script = write_script(bug, backend, tolerances)
         out = bug.path / f"repro_{backend}.py"
-        out.write_text(write_script(bug, backend, tolerances))
+        out.write_text(script)
         print(f"wrote {out}")
+        if "--report" in flags:
+            (bug.path / "report.md").write_text(write_report(bug, backend, script))
+            print(f"wrote {bug.path / 'report.md'}")
         return 0
     with Sandbox(backend, options or {}, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:

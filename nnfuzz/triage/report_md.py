@@ -1,0 +1,193 @@
+"""``nnfuzz repro BUG --report``: report.md in the issue template of the system's own tracker, with the
+standalone script (triage/script.py) inline.
+
+Templates: ONNX Runtime's bug report form (description, reproduction, platform, OS, installation,
+version, API, architecture, execution provider), TVM's ("[Bug]" title, expected and actual behaviour,
+environment, steps to reproduce, triage labels), OpenVINO's (version, OS, device, framework, model,
+description, step-by-step reproduction, log output).
+"""
+from __future__ import annotations
+
+import platform
+from typing import Callable, Dict
+
+import onnx
+
+from nnfuzz.errors import ConfigError
+from nnfuzz.triage.rootcause import root_cause
+
+
+def _facts(bug, backend: str) -> dict:
+    m = bug.meta
+    op, inner = root_cause(str(m.summary), _err(bug))
+    what = (f"an inconsistency: {m.summary}" if m.symptom == "inconsistency" else
+            f"a {m.symptom} at {m.stage}: {inner or m.summary}")
+    nodes = [n.op_type for n in onnx.load_model_from_string(bug.model_bytes).graph.node if n.op_type != "Constant"] \
+        if bug.format == "onnx" else list(m.ops or [])
+    ops = ", ".join(dict.fromkeys(nodes)) or "?"
+    return {
+        "backend": backend, "version": m.version, "version_id": m.version_id, "op": op or _first_divergent(m),
+        "what": what, "ops": ops, "nodes": len(nodes), "opset": m.opset, "os": platform.platform(),
+        "arch": platform.machine(), "python": platform.python_version(), "summary": str(m.summary),
+        "expected": _expected(m), "log": _err(bug).split("Traceback (most recent call last)")[0].strip()[:3000]
+        or str(m.summary),
+    }
+
+
+def _err(bug) -> str:
+    p = bug.path / "err.log"
+    return p.read_text(errors="replace") if p.is_file() else ""
+
+
+def _first_divergent(m) -> str:
+    node = m.first_divergent_node or {}
+    return str(node.get("op", "")).split("(")[0]
+
+
+def _expected(m) -> str:
+    if m.symptom == "inconsistency":
+        return "The outputs match the reference (torch eager, which the ONNX reference evaluator agrees with) " \
+               "within the tolerances in the script."
+    return "The valid model (it passes `onnx.checker.check_model(full_check=True)`) compiles and runs."
+
+
+def _ort(f: dict, script: str) -> str:
+    return f"""### Describe the issue
+
+ONNX Runtime {f['version']} gives {f['what']}
+
+The model has {f['nodes']} node(s) ({f['ops']}), ONNX opset {f['opset']}; it passes the ONNX checker with
+full_check. {f['expected']}
+
+### To reproduce
+
+```python
+{script}
+```
+
+### Urgency
+
+Not urgent: found by a fuzzer (nnfuzz) on a generated model.
+
+### Platform
+
+Linux
+
+### OS Version
+
+{f['os']}
+
+### ONNX Runtime Installation
+
+Released Package
+
+### ONNX Runtime Version or Commit ID
+
+{f['version']} ({f['version_id']})
+
+### ONNX Runtime API
+
+Python
+
+### Architecture
+
+{f['arch']}
+
+### Execution Provider
+
+{'CUDA' if f['backend'].endswith('gpu') else 'Default CPU'}
+"""
+
+
+def _tvm(f: dict, script: str) -> str:
+    op = f" in {f['op']}" if f["op"] else ""
+    return f"""# [Bug] [Relax][Frontend][ONNX] {f['what'].split(':')[0]}{op}
+
+### Expected behavior
+
+{f['expected']}
+
+### Actual behavior
+
+{f['what']}
+
+```
+{f['log']}
+```
+
+### Environment
+
+TVM {f['version']} ({f['version_id']}), Python {f['python']}, {f['os']}, target {'cuda' if f['backend'].endswith('gpu') else 'llvm'}.
+
+### Steps to reproduce
+
+The model has {f['nodes']} node(s) ({f['ops']}), ONNX opset {f['opset']}:
+
+```python
+{script}
+```
+
+### Triage
+
+* needs-triage
+* frontend:onnx
+"""
+
+
+def _openvino(f: dict, script: str) -> str:
+    return f"""### OpenVINO Version
+
+{f['version']} ({f['version_id']})
+
+### Operating System
+
+{f['os']}
+
+### Device used for inference
+
+CPU
+
+### Framework
+
+ONNX
+
+### Model used
+
+A generated {f['nodes']}-node ONNX model ({f['ops']}), opset {f['opset']}, built in the script below.
+
+### Issue description
+
+OpenVINO gives {f['what']}
+
+{f['expected']}
+
+### Step-by-step reproduction
+
+```python
+{script}
+```
+
+### Relevant log output
+
+```
+{f['log']}
+```
+
+### Issue submission checklist
+
+- [x] I'm reporting an issue. It's not a question.
+- [x] I checked the problem with the documentation, FAQ, open issues, Stack Overflow, etc., and have not found a solution.
+- [x] There is reproducer code and related data files such as images, videos, models, etc.
+"""
+
+
+TEMPLATES: Dict[str, Callable[[dict, str], str]] = {"ort": _ort, "tvm": _tvm, "openvino": _openvino}
+
+
+def write_report(bug, backend: str, script: str) -> str:
+    from nnfuzz.backends.registry import backend_class
+
+    engine = backend_class(backend).engine
+    if engine not in TEMPLATES:
+        raise ConfigError(f"--report has templates for the engines {sorted(TEMPLATES)}; got backend={backend!r}")
+    return TEMPLATES[engine](_facts(bug, backend), script.strip())

@@ -1,0 +1,28 @@
+"""Every bug kept in the repository's bugs/ still reproduces on its system (`nnfuzz repro` exits 0), and
+its standalone script shows it without nnfuzz. Systems not installed here skip."""
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nnfuzz.backends import backend_class
+from nnfuzz.cli import main
+from nnfuzz.triage.bugstore import BUG_DIR, load_bug
+
+KEPT = sorted(p for p in (Path(__file__).parent.parent.parent / "bugs").iterdir() if p.is_dir() and BUG_DIR.match(p.name))
+MODULE = {"ort": "onnxruntime", "tvm": "tvm", "openvino": "openvino"}
+
+
+@pytest.mark.parametrize("folder", KEPT, ids=[p.name for p in KEPT])
+def test_kept_bug_reproduces(folder, tmp_path):
+    system = load_bug(folder).meta.system
+    engine = backend_class(system).engine
+    if importlib.util.find_spec(MODULE.get(engine, engine)) is None:
+        pytest.skip(f"{system} is not installed here")
+    assert main(["repro", str(folder)]) == 0
+    script = folder / f"repro_{system}.py"
+    assert script.is_file(), f"{folder} lacks its standalone script: run `nnfuzz repro {folder} --report`"
+    r = subprocess.run([sys.executable, "-I", str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode != 0 and "not reproduced" not in r.stdout, r.stdout + r.stderr
