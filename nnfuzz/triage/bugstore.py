@@ -112,8 +112,8 @@ def check_model_file(path: Path, data: bytes, fmt: str) -> None:
 
 
 def bug_weights(bug: Bug):
-    """The weights of ``bug``'s graph (from the ONNX initializers or the GraphIR payload); None if the
-    model lacks one of the graph's weights."""
+    """The weights of ``bug``'s graph (from the ONNX initializers and Constant nodes, or the GraphIR
+    payload); None if the model lacks one of the graph's weights."""
     from nnfuzz.gir import GraphIR
 
     if bug.format == "gir":
@@ -124,7 +124,13 @@ def bug_weights(bug: Bug):
     from onnx import numpy_helper
 
     names = GraphIR.loads(bug.gir_text).weights if bug.gir_text else []
-    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load_from_string(bug.model_bytes).graph.initializer}
+    graph = onnx.load_from_string(bug.model_bytes).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    for node in graph.node:  # the direct path also spells a weight as a Constant node (WEIGHT_SPELLINGS)
+        if node.op_type == "Constant" and len(node.output) == 1 and node.output[0] in names:
+            value = [a for a in node.attribute if a.name == "value"]
+            if value:
+                inits[node.output[0]] = numpy_helper.to_array(value[0].t)
     if any(n not in inits for n in names):
         return None
     return {n: inits[n] for n in names}

@@ -74,3 +74,25 @@ def test_bad_arguments(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["merge", str(tmp_path / "empty"), "-o", str(tmp_path / "c")]) == 2
     assert main(["merge", str(tmp_path / "empty"), "-o", str(tmp_path / "empty")]) == 2
+
+
+def test_weights_spelled_as_constant_nodes_are_read_back(tmp_path):
+    """The direct ONNX path may write a weight as a Constant node instead of an initializer: reduction
+    and replays still find it (bug_weights)."""
+    import numpy as np
+    import onnx
+    from onnx import helper
+
+    from nnfuzz.triage.bugstore import bug_weights
+
+    root = _store(tmp_path, "a", ["0000"])
+    bug = load_bug(root / "0000")
+    want = bug_weights(bug)
+    assert want and set(want) == {"w0"}
+    m = onnx.load(str(root / "0000" / "model.onnx"))
+    init = m.graph.initializer[0]
+    m.graph.node.insert(0, helper.make_node("Constant", [], [init.name], value=init))
+    del m.graph.initializer[:]
+    onnx.save(m, str(root / "0000" / "model.onnx"))
+    got = bug_weights(load_bug(root / "0000"))
+    assert got is not None and np.array_equal(got["w0"], want["w0"])
