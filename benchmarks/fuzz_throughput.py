@@ -11,14 +11,22 @@ expected side when it is another run (TF eager for xla-cpu and tflite-cpu, the u
 ONNX paths measured (onnx: written directly, opsets and spellings drawn; torch: torch's exporter at
 opset 17), one campaign each.
 With producer processes, generation and export overlap the tests, so their shares are of the
-producers' summed time and the shares can add up to more than 100%.
+producers' summed time and the shares can add up to more than 100%. ``system`` is the share of the
+campaign's wall time spent in the system's own compile + execute (timed in the sandbox worker);
+``first test`` when the first test ended (producers warming up, probe); ``peak RSS`` the peak over
+time of the resident memory summed over every process of the campaign (this one, producers, sandbox
+workers), sampled from /proc, with the same for PSS (shared pages split) beside it.
 Bugs go to a temporary folder that is deleted afterwards.
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_memory import PeakMemory  # noqa: E402
 
 
 def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference",
@@ -50,19 +58,24 @@ def main() -> None:
         for via in args.via.split(","):
             with tempfile.TemporaryDirectory() as tmp:
                 one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle, via=via)  # probing: not measured
-                c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search, args.oracle,
-                        via)
+                with PeakMemory() as mem:
+                    c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search,
+                            args.oracle, via)
             secs = c.seconds
             total = c.elapsed
             phases = ("generate", "search", "export", "compile", "execute", "ipc")
             share = {k: 100.0 * secs.get(k, 0.0) / total for k in phases}
             other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
-            rows.append((f"{backend} via={via}", c.tests, c.rate(), share, other, dict(c.verdicts)))
+            system = share["compile"] + share["execute"]
+            rows.append((f"{backend} via={via}", c, share, other, system, mem))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes, "
           f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}")
-    for backend, n, rate, share, other, verdicts in rows:
+    for backend, c, share, other, system, mem in rows:
         parts = "  ".join(f"{k} {v:4.1f}%" for k, v in share.items())
-        print(f"{backend:22s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
+        first = f"{c.first_test:.1f}s" if c.first_test is not None else "never"
+        print(f"{backend:22s} {c.rate():6.1f} tests/s ({c.tests} tests)  system {system:4.1f}%  first test {first}  "
+              f"peak RSS {mem.rss_mb:5.0f} MiB (PSS {mem.pss_mb:5.0f}, {mem.processes} processes)")
+        print(f"{'':22s} {parts}  other {other:4.1f}%  verdicts {dict(c.verdicts)}")
 
 
 def _backends(arg: str):

@@ -190,6 +190,8 @@ class Campaign:
             self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
         c.tests += 1
+        if c.first_test is None:
+            c.first_test = c.elapsed
         c.verdicts[verdict.label] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
