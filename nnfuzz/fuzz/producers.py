@@ -78,7 +78,7 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
     """The first producer: warm up, wait for the campaign's plan, fork the other producers, make models."""
     import os
 
-    from nnfuzz.fuzz.lifeline import die_with_parent, serve_the_campaign
+    from nnfuzz.fuzz.lifeline import serve_the_campaign
 
     serve_the_campaign()  # the campaign decides when to stop; dies with it
     one_thread()
@@ -88,19 +88,41 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
         return
     cc, op_names, rows, wall_deadline = plan
     ops = _ops(cc, op_names)
-    k = 0
-    for j in range(1, n):
-        if os.fork() == 0:  # producer j: this process's imports and warm-up, for free
-            k = j
-            die_with_parent(os.getppid(), pdeathsig=True)
-            break
+    k = _fork_others(n)
+    if k == 0:
+        _make_models(cc, ops, rows, cc.policy.seed, n, wall_deadline, q, done)
+        return
+    code = 0
     try:
         _make_models(cc, ops, rows, cc.policy.seed + k, n, wall_deadline, q, done)
+        q.close()
+        q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
+    except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
+        import traceback
+
+        traceback.print_exc()
+        code = 1
     finally:
-        if k:
-            q.close()
-            q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
-            os._exit(0)  # never the first producer's exit path (mp's atexit, its queue's threads)
+        os._exit(code)  # never the first producer's exit path (mp's atexit handlers, its queue's threads)
+
+
+def _fork_others(n: int) -> int:
+    """Fork producers 1 .. n-1 from this warm process; return which producer this process is (0: the
+    first). The only other thread here is the lifeline's watcher, sleeping: the fork is safe, and
+    Python's warning about forking a threaded process (3.12+) would only alarm the user."""
+    import os
+    import warnings
+
+    from nnfuzz.fuzz.lifeline import die_with_parent
+
+    for k in range(1, n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:
+            die_with_parent(os.getppid(), pdeathsig=True)
+            return k
+    return 0
 
 
 def one_thread() -> None:
