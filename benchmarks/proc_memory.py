@@ -43,17 +43,18 @@ def _field_kb(path: str, key: str) -> int:
 
 
 class PeakMemory:
-    """``with PeakMemory() as m: ...``; then ``m.rss_mb``, ``m.pss_mb`` (peaks of the sums, MiB) and
+    """``with PeakMemory(root=pid) as m: ...`` (root: this process by default); then ``m.rss_mb``, ``m.pss_mb`` (peaks of the sums, MiB) and
     ``m.processes`` (the most processes seen at once)."""
 
-    def __init__(self, every_s: float = 0.1, pss_every: int = 5):
+    def __init__(self, root: int | None = None, every_s: float = 0.1, pss_every: int = 5):
+        self.root = os.getpid() if root is None else root
         self.every_s, self.pss_every = every_s, pss_every
         self.rss_mb = self.pss_mb = 0.0
         self.processes = 0
         self._stop = threading.Event()
 
     def _sample(self, k: int) -> None:
-        pids = tree(os.getpid())
+        pids = tree(self.root)
         self.processes = max(self.processes, len(pids))
         self.rss_mb = max(self.rss_mb, sum(_field_kb(f"/proc/{p}/status", "VmRSS:") for p in pids) / 1024)
         if k % self.pss_every == 0:
