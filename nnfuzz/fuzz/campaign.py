@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import nnfuzz
-from nnfuzz.errors import InternalError, NNFuzzError
+from nnfuzz.errors import InternalError
 from nnfuzz.fuzz.produce import Produced, produce
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
