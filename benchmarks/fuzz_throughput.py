@@ -11,14 +11,26 @@ expected side when it is another run (TF eager for xla-cpu and tflite-cpu, the u
 ONNX paths measured (onnx: written directly, opsets and spellings drawn; torch: torch's exporter at
 opset 17), one campaign each.
 With producer processes, generation and export overlap the tests, so their shares are of the
-producers' summed time and the shares can add up to more than 100%.
+producers' summed time and the shares can add up to more than 100%. ``system`` is the share of the
+campaign's wall time spent in the system's own compile + execute (timed in the sandbox worker);
+``first test`` when the first test ended (producers warming up, probe); ``peak RSS`` the peak over
+time of the resident memory summed over every process of the campaign (the campaign's, producers,
+sandbox workers), sampled from /proc, with the same for PSS (shared pages split) beside it. The
+measured campaign runs in a fresh process, as ``nnfuzz fuzz`` does.
 Bugs go to a temporary folder that is deleted afterwards.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_memory import PeakMemory  # noqa: E402
 
 
 def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference",
@@ -35,7 +47,32 @@ def one(backend: str, seconds: float, out: Path, producers: int, search: bool = 
     return run_campaign(cc)
 
 
+def measured(params: dict) -> SimpleNamespace:
+    """The measured campaign, run as ``nnfuzz fuzz`` runs it: in a fresh process (whose own imports
+    overlap the producers' start), with the peak memory of that process and all below it."""
+    cmd = [sys.executable, __file__, "--measure", json.dumps(params)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    with PeakMemory(root=proc.pid) as mem:
+        out, _ = proc.communicate()
+    if proc.returncode != 0:
+        raise SystemExit(f"the measured campaign failed (exit code {proc.returncode}); its output is above")
+    c = SimpleNamespace(**json.loads(out.strip().splitlines()[-1]))
+    c.mem = mem
+    return c
+
+
+def _measure(params: dict) -> None:
+    """In the fresh process: run the campaign, print its counters as one JSON line."""
+    params["out"] = Path(params["out"])
+    c = one(**params)
+    print(json.dumps({"tests": c.tests, "rate": c.rate(), "elapsed": c.elapsed, "seconds": dict(c.seconds),
+                      "verdicts": dict(c.verdicts),
+                      "first_test": getattr(c, "first_test", None)}))  # (None: a tree from before it was kept)
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--measure":
+        return _measure(json.loads(sys.argv[2]))
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=120.0)
     ap.add_argument("--backends", default="all", help="comma-separated names, or all (the CPU ones usable here)")
@@ -50,19 +87,23 @@ def main() -> None:
         for via in args.via.split(","):
             with tempfile.TemporaryDirectory() as tmp:
                 one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle, via=via)  # probing: not measured
-                c = one(backend, args.seconds, Path(tmp) / "bugs", args.producers, not args.no_search, args.oracle,
-                        via)
+                c = measured(dict(backend=backend, seconds=args.seconds, out=str(Path(tmp) / "bugs"),
+                                  producers=args.producers, search=not args.no_search, oracle=args.oracle, via=via))
             secs = c.seconds
             total = c.elapsed
             phases = ("generate", "search", "export", "compile", "execute", "ipc")
             share = {k: 100.0 * secs.get(k, 0.0) / total for k in phases}
             other = 100.0 - sum(share.values()) if args.producers == 0 else float("nan")  # overlapping shares
-            rows.append((f"{backend} via={via}", c.tests, c.rate(), share, other, dict(c.verdicts)))
+            system = share["compile"] + share["execute"]
+            rows.append((f"{backend} via={via}", c, share, other, system, c.mem))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes, "
           f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}")
-    for backend, n, rate, share, other, verdicts in rows:
+    for backend, c, share, other, system, mem in rows:
         parts = "  ".join(f"{k} {v:4.1f}%" for k, v in share.items())
-        print(f"{backend:22s} {rate:6.1f} tests/s ({n} tests)  {parts}  other {other:4.1f}%  verdicts {verdicts}")
+        first = f"{c.first_test:.1f}s" if c.first_test is not None else "never"
+        print(f"{backend:22s} {c.rate:6.1f} tests/s ({c.tests} tests)  system {system:4.1f}%  first test {first}  "
+              f"peak RSS {mem.rss_mb:5.0f} MiB (PSS {mem.pss_mb:5.0f}, {mem.processes} processes)")
+        print(f"{'':22s} {parts}  other {other:4.1f}%  verdicts {dict(c.verdicts)}")
 
 
 def _backends(arg: str):

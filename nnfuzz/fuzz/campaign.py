@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import nnfuzz
-from nnfuzz.errors import InternalError, NNFuzzError
+from nnfuzz.errors import InternalError
 from nnfuzz.fuzz.produce import Produced, produce
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
@@ -75,6 +75,7 @@ class Campaign:
         self.log = JsonLog(cfg.out / cfg.log if cfg.log else None)
         self.info = None                 # the system under test's BackendInfo (backends/base.py)
         self.rows: Dict[str, set] = {}   # op name -> supported dtype rows (from probing)
+        self.producers = None            # fuzz.producers.Producers started by run_campaign (else by run)
 
     @property
     def tolerances(self) -> Dict[str, tuple]:
@@ -139,41 +140,22 @@ class Campaign:
         return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
 
     def _run_with_producers(self, sandbox) -> None:
-        """Models come from ``producers`` processes (seeds interleaved); this process only tests."""
-        import multiprocessing as mp
-        import queue as queue_mod
+        """Models come from producer processes (started early by run_campaign, else here); this
+        process only tests."""
+        from nnfuzz.fuzz.producers import Producers
 
-        ctx = mp.get_context("spawn")
-        n = self.cfg.producers
-        q, done = ctx.Queue(maxsize=2 * n), ctx.Event()
-        wall_deadline = time.time() + self.left()
-        procs = [ctx.Process(target=_producer_main, daemon=True,
-                             args=(self.cfg, [c.name for c in self.ops], self.rows, self.cfg.policy.seed + k, n,
-                                   q, done, wall_deadline)) for k in range(n)]
+        producers = self.producers or Producers(self.cfg, self.cfg.producers)
         try:
-            for proc in procs:
-                proc.start()
+            producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left())
             while self.left() > 0.05 and not self._enough():
                 self.stop.check()
-                try:
-                    p = q.get(timeout=min(0.25, max(0.01, self.left())))
-                except queue_mod.Empty:
-                    if not any(proc.is_alive() for proc in procs):
-                        raise NNFuzzError(f"all {n} producer processes exited (exit codes "
-                                          f"{[proc.exitcode for proc in procs]}); see the messages above")
+                p = producers.get(timeout=min(0.25, max(0.01, self.left())))
+                if p is None:
                     continue
                 self.consume(sandbox, p)
                 self.status.refresh()
-        finally:  # a producer still busy with a model after a second is killed: no one reads the queue now
-            done.set()
-            end = time.monotonic() + 1.0
-            for proc in [pr for pr in procs if pr.pid is not None]:  # (pid None: never started)
-                proc.join(max(0.0, end - time.monotonic()))
-                if proc.is_alive():
-                    proc.kill()
-                    proc.join(1.0)
-            q.close()
-            q.cancel_join_thread()
+        finally:
+            producers.close()  # at once: models made from now on would never be tested
 
     # ---- one test -----------------------------------------------------------------------------
     def test_one(self, sandbox, seed: int) -> None:
@@ -208,6 +190,8 @@ class Campaign:
             self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
         c.tests += 1
+        if c.first_test is None:
+            c.first_test = c.elapsed
         c.verdicts[verdict.label] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
@@ -223,31 +207,6 @@ class Campaign:
         c.last_error = f"seed {seed}: {msg}"
         self.status.note(f"nnfuzz error (not a bug of {self.cfg.backend}) at seed {seed}: {msg}")
         self.log.write({**rec, "verdict": "nnfuzz-error", "error": msg})
-
-
-def _producer_main(cc: CampaignConfig, op_names, rows, first_seed: int, stride: int, q, stop, wall_deadline):
-    """A producer process: models for seeds first_seed, first_seed + stride, ... until told to stop."""
-    import queue as queue_mod
-    import traceback
-
-    from nnfuzz.fuzz.lifeline import serve_the_campaign
-    from nnfuzz.generate.opset import select_ops
-
-    serve_the_campaign()  # the campaign decides when to stop; dies with it
-    ops = [c for c in select_ops(cc.policy, dialects=("tf",)) if c.name in set(op_names)]
-    seed = first_seed
-    while not stop.is_set() and time.time() < wall_deadline:
-        try:
-            p = produce(cc, ops, rows, seed, wall_deadline - time.time())
-        except Exception:  # a bug in nnfuzz: sent to the campaign, which shows and counts it
-            p = Produced(seed=seed, rec={"seed": seed}, error=("nnfuzz-error", traceback.format_exc()))
-        while not stop.is_set():
-            try:
-                q.put(p, timeout=0.2)
-                break
-            except queue_mod.Full:
-                continue
-        seed += stride
 
 
 def run_campaign(cc: CampaignConfig) -> Counters:
@@ -280,6 +239,12 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
                        backend_path=path, stop=stop)
 
     with contextlib.ExitStack() as stack:
+        producers = None
+        if cc.producers > 0:  # first: their imports and warm-up overlap the sandbox's start and the probe
+            from nnfuzz.fuzz.producers import Producers
+
+            producers = Producers(cc, cc.producers)
+            stack.callback(producers.close)
         sandbox = stack.enter_context(sandbox_for(cc.backend, cc.backend_options, cc.backend_path))
         expected = None
         if spec.expected is not None:
@@ -292,6 +257,7 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
         via = cc.export.via if cc.onnx else None
         ops = select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=() if "torch" in lowerings else lowerings)
         campaign = Campaign(cc, ops, spec, stop)
+        campaign.producers = producers
         if cc.probe:
             from nnfuzz.fuzz.probe import probe_opsets, probe_support
 

@@ -12,6 +12,7 @@ from typing import Optional
 
 from nnfuzz.ui import use_rich
 
+PANEL_HZ = 4  # rich panel rebuilds per second at most
 VERDICTS = ("pass", "unsupported", "crash", "inconsistency", "timeout")
 
 
@@ -32,6 +33,7 @@ class Counters:
     last_bug: str = ""
     last_error: str = ""
     stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
+    first_test: Optional[float] = None  # seconds from the start to the first test's end (producers' warm-up, probe)
 
     @property
     def elapsed(self) -> float:
@@ -48,12 +50,13 @@ class Status:
         self.c, self.deadline, self.title = counters, deadline, title
         self.rich = use_rich(ui)
         self._last_plain = 0.0
+        self._last_panel = 0.0
 
     def __enter__(self):
         if self.rich:
             from rich.live import Live
 
-            self._live = Live(self._panel(), refresh_per_second=4, transient=False)
+            self._live = Live(self._panel(), refresh_per_second=PANEL_HZ, transient=False)
             self._live.__enter__()
         return self
 
@@ -66,8 +69,13 @@ class Status:
         return False
 
     def refresh(self) -> None:
+        """Called after every test: the panel is rebuilt at most ``PANEL_HZ`` times a second (the live
+        display redraws at that rate anyway), plain lines every 5 s."""
         if self.rich:
-            self._live.update(self._panel())
+            now = time.monotonic()
+            if now - self._last_panel >= 1.0 / PANEL_HZ:
+                self._last_panel = now
+                self._live.update(self._panel())
         else:
             self._plain()
 

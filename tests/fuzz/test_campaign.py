@@ -83,6 +83,7 @@ def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symp
 def test_producer_processes_feed_the_campaign(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=4, producers=2)
     assert counters.tests >= 4 and counters.verdicts["inconsistency"] == counters.tests
+    assert 0 < counters.first_test < counters.elapsed
     bugs = sorted(p for p in cc.out.iterdir() if p.name.isdigit())
     assert len(bugs) == counters.bugs_saved >= 4
     seeds = {load_bug(b).meta.seed for b in bugs}

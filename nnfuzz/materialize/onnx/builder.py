@@ -285,12 +285,13 @@ class OnnxGraph:
         return self.op("Cast", x, to=dtype.onnx(), shape=self.shape(x))
 
     # ---- finishing one lowering ------------------------------------------------------------------
-    def bind(self, returned, targets: Sequence[str], start: int, where: str) -> None:
+    def bind(self, returned, targets: Sequence[str], start: int, where) -> None:
         """Give the values a lowering returned the GraphIR names ``targets``: a temp the lowering wrote is
-        renamed in its nodes; a value from elsewhere (an input returned as is) goes through Identity."""
+        renamed in its nodes; a value from elsewhere (an input returned as is) goes through Identity.
+        ``where`` (the op; its repr is built only for an error) names the lowering."""
         got = list(returned) if isinstance(returned, (list, tuple)) else [returned]
         if len(got) != len(targets):
-            raise OpDefinitionError(f"ONNX lowering of {where} returned {len(got)} values, the op has {len(targets)} outputs")
+            raise OpDefinitionError(f"ONNX lowering of {where!r} returned {len(got)} values, the op has {len(targets)} outputs")
         for tmp, want in zip(got, targets):
             produced = [n for n in self.nodes[start:] if tmp in n.output]
             if produced and tmp.startswith("_") and got.count(tmp) == 1:

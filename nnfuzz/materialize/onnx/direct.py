@@ -72,7 +72,7 @@ def _write(gir: GraphIR, weights, spec: ExportSpec):
             ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
             raise OpDefinitionError(f"ONNX lowering of {inst.op!r} raised {type(e).__name__}: {e} "
                                     f"on inputs [{ins}] at opset {spec.opset}") from e
-        g.bind(out, inst.outputs, start, repr(inst.op))
+        g.bind(out, inst.outputs, start, inst.op)
     graph = helper.make_graph(g.nodes, "nnfuzz", inputs, [g.value_info(o) for o in gir.outputs],
                               initializer=g.initializers)
     opsets = [helper.make_opsetid("", spec.opset)]

@@ -1,0 +1,193 @@
+"""Producer processes: models made in parallel with the tests (``fuzz.producers``).
+
+One process is spawned first thing in a campaign, before the sandbox and the probe, so that its
+imports (torch, z3, onnx, every op's lowerings) and one-off warm-up (a first graph, value search and
+ONNX build, whose model is thrown away) overlap the campaign's own start instead of delaying its first
+test by seconds. Once ``go`` tells it what the campaign settled on (the config with its probed opsets,
+the ops, the supported op x dtype rows), it forks the other n - 1 producers: they start warm, and the
+imports and warm-up are paid once, not n times (and their memory pages are shared until written).
+Producer k makes the models of seeds ``seed + k``, ``seed + k + n``, ... so no seed is made twice.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue as queue_mod
+import time
+from typing import TYPE_CHECKING, List, Optional
+
+from nnfuzz.errors import NNFuzzError
+from nnfuzz.fuzz.produce import Produced, produce
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.campaign import CampaignConfig
+
+WARM_UP_S = 10.0   # bound on the throw-away warm-up model's generation and build
+
+
+class Producers:
+    """``n`` producers: the first is started at once and warms up; ``go`` sets them all to work."""
+
+    def __init__(self, cc: "CampaignConfig", n: int):
+        ctx = mp.get_context("spawn")
+        self.n = n
+        self.queue = ctx.Queue(maxsize=2 * n)
+        self.done = ctx.Event()
+        reader, self._plan = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_producer_main, daemon=True, name="nnfuzz-producer",
+                                args=(cc, n, reader, self.queue, self.done))
+        try:
+            self.proc.start()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            reader.close()  # the child holds its end
+
+    def go(self, cc: "CampaignConfig", op_names: List[str], rows, time_left: float) -> None:
+        """Start making models: ``cc`` as the campaign settled it (probed opsets, search limits)."""
+        try:
+            self._plan.send((cc, list(op_names), rows, time.time() + time_left))
+        except OSError:
+            pass  # the producer died: get() says so
+
+    def get(self, timeout: float) -> Optional[Produced]:
+        """The next model, or None after ``timeout`` s; NNFuzzError once the producers have exited."""
+        try:
+            return self.queue.get(timeout=timeout)
+        except queue_mod.Empty:
+            if not self.proc.is_alive():
+                raise NNFuzzError(f"the producer processes exited (exit code {self.proc.exitcode}); "
+                                  "see the messages above") from None
+            return None
+
+    def close(self) -> None:
+        """Stop them at once: they hold nothing worth waiting for (no one reads the queue now, and a
+        model half made is thrown away); the forked ones die with the first. Closing again does nothing."""
+        if self.done.is_set():
+            return
+        self.done.set()
+        if self.proc.pid is not None:  # (None: never started)
+            self.proc.kill()
+            self.proc.join(5.0)
+        self._plan.close()
+        self.queue.close()
+        self.queue.cancel_join_thread()
+
+
+def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
+    """The first producer: warm up, wait for the campaign's plan, fork the other producers, make models."""
+    import os
+
+    from nnfuzz.fuzz.lifeline import serve_the_campaign
+
+    serve_the_campaign()  # the campaign decides when to stop; dies with it
+    one_thread()
+    warm_up(cc)
+    plan = _wait_for_plan(plans, done)
+    if plan is None:
+        return
+    cc, op_names, rows, wall_deadline = plan
+    ops = _ops(cc, op_names)
+    k = _fork_others(n)
+    if k == 0:
+        _make_models(cc, ops, rows, cc.policy.seed, n, wall_deadline, q, done)
+        return
+    code = 0
+    try:
+        _make_models(cc, ops, rows, cc.policy.seed + k, n, wall_deadline, q, done)
+        q.close()
+        q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
+    except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        os._exit(code)  # never the first producer's exit path (mp's atexit handlers, its queue's threads)
+
+
+def _fork_others(n: int) -> int:
+    """Fork producers 1 .. n-1 from this warm process; return which producer this process is (0: the
+    first). The only other thread here is the lifeline's watcher, sleeping: the fork is safe, and
+    Python's warning about forking a threaded process (3.12+) would only alarm the user."""
+    import os
+    import warnings
+
+    from nnfuzz.fuzz.lifeline import die_with_parent
+
+    for k in range(1, n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:
+            die_with_parent(os.getppid(), pdeathsig=True)
+            return k
+    return 0
+
+
+def one_thread() -> None:
+    """torch computes on one thread in a producer: n producers, the sandbox worker and the campaign
+    already share the machine's cores, and a process forked after an OpenMP pool started may hang in
+    its first parallel region (with one thread, none is started)."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q, done) -> None:
+    """Models for seeds ``seed``, ``seed + stride``, ... until told to stop or past the deadline."""
+    while not done.is_set() and time.time() < wall_deadline:
+        p = produce_or_report(cc, ops, rows, seed, wall_deadline - time.time())
+        while not done.is_set():
+            try:
+                q.put(p, timeout=0.2)
+                break
+            except queue_mod.Full:
+                continue
+        seed += stride
+
+
+def produce_or_report(cc, ops, rows, seed: int, time_left: float) -> Produced:
+    """``produce``, with a bug in nnfuzz sent to the campaign (which shows and counts it) as the
+    model's error instead of ending the producer."""
+    import traceback
+
+    try:
+        return produce(cc, ops, rows, seed, time_left)
+    except Exception:
+        return Produced(seed=seed, rec={"seed": seed}, error=("nnfuzz-error", traceback.format_exc()))
+
+
+def _ops(cc, op_names) -> list:
+    from nnfuzz.generate.opset import select_ops
+
+    wanted = set(op_names)
+    return [c for c in select_ops(cc.policy, dialects=("tf",)) if c.name in wanted]
+
+
+def _wait_for_plan(plans, done):
+    """The plan ``go`` sends, or None when the campaign ends (or dies) before sending one."""
+    while not done.is_set():
+        try:
+            if plans.poll(0.2):
+                return plans.recv()
+        except (EOFError, OSError):
+            return None
+    return None
+
+
+def warm_up(cc: "CampaignConfig") -> None:
+    """Pay a fresh process's one-off costs now (imports, a first graph, value search and ONNX build):
+    one small model from the full op set, thrown away. A bug in nnfuzz it meets is printed (the
+    campaign's own models report theirs as usual)."""
+    import dataclasses
+    import sys
+
+    from nnfuzz.generate.opset import select_ops
+
+    ops = select_ops(cc.policy, dialects=("tf",))
+    policy = dataclasses.replace(cc.policy, max_nodes=min(3, cc.policy.max_nodes))
+    p = produce_or_report(dataclasses.replace(cc, policy=policy), ops, {}, cc.policy.seed, WARM_UP_S)
+    if p.error is not None and p.error[0] == "nnfuzz-error":
+        print(f"producer warm-up (a throw-away model, seed {p.seed}): nnfuzz error: {p.error[1]}",
+              file=sys.stderr, flush=True)
