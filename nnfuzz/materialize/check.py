@@ -1,0 +1,76 @@
+"""The safety check of one instruction, shared by the value search (``search.py``) and value-aware
+generation (``valueaware.py``): run the op's torch lowering on its inputs' values and say whether its
+outputs are finite, its inputs inside its domain (the loss of ``torch/losses.py`` is zero) and its
+integer results within their dtype.
+
+The check is the search's forward step: when the instruction is unsafe it also returns the loss the
+search minimises. Done once per graph when nothing is wrong, so it avoids what it can: ops without
+a domain loss, integer output or non-finite result cost one lowering call and one ``isfinite``.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+from nnfuzz.abstract.dtype import DType
+
+_LOSSES: Dict[type, object] = {}
+
+
+def loss_of(cls):
+    """``loss_for(cls)``, built once per op class (it builds a closure per call)."""
+    if cls not in _LOSSES:
+        from nnfuzz.materialize.torch.losses import loss_for
+
+        _LOSSES[cls] = loss_for(cls)
+    return _LOSSES[cls]
+
+
+def check_inst(inst, fn, lf, env: dict, sur: dict, types, proxy: bool, int64_bits: int,
+               where: str) -> Tuple[Optional[object], bool, bool]:
+    """Run ``inst`` (lowering ``fn``, loss ``lf`` or None) on ``env`` (var -> tensor) and ``sur``
+    (var -> float64 surrogate of an integer/bool var), and store its outputs there when they are finite.
+
+    Returns ``(term, finite, violated)``: ``term`` is None when the instruction is safe, else the loss
+    to minimise (its domain loss when ``violated``, the magnitude fallback when only non-finite).
+    ``types`` maps a var to its AbsTensor (``gir.vars``); ``where`` names the caller in a lowering's error."""
+    import torch
+
+    from nnfuzz.materialize.torch.losses import int_overflow, magnitude_loss
+    from nnfuzz.materialize.torch.lowering import lowering_error
+    from nnfuzz.materialize.torch.proxy import apply_proxies, soft
+
+    args = [env[v] for v in inst.inputs]
+    softs = [sur.get(v) for v in inst.inputs]
+    try:
+        outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
+    except Exception as e:  # the same lowering runs again for the reference: a bug in the op
+        raise lowering_error(inst, _Vars(types), e, where) from e
+    finite = all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
+    overflow = [(s, types[v].dtype) for v, s in zip(inst.outputs, osur) if s is not None and types[v].dtype.is_int]
+    if finite and lf is None and not overflow:  # nothing to check: most ops
+        _store(inst, outs, osur, env, sur)
+        return None, True, False
+    xs = [soft(a, s) for a, s in zip(args, softs)]
+    term = lf(inst.op, xs, [types[v].dtype for v in inst.inputs]) if lf is not None else torch.zeros(())
+    for s, dt in overflow:
+        narrow = dt is DType.int64 and int64_bits == 32
+        term = term + int_overflow(s, DType.int32 if narrow else dt)
+    violated = float(term.detach()) > 0
+    if finite:
+        _store(inst, outs, osur, env, sur)
+        return (term if violated else None), True, violated
+    if not violated:
+        term = magnitude_loss([x for x in xs if x.numel()])
+    return term, False, violated
+
+
+def _store(inst, outs, osur, env, sur) -> None:
+    env.update(zip(inst.outputs, outs))
+    sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
+
+
+class _Vars:
+    """The ``gir``-like view ``lowering_error`` reads the input types from."""
+
+    def __init__(self, types):
+        self.vars = types
