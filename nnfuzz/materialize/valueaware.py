@@ -166,6 +166,11 @@ def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig
     from nnfuzz.generate.opset import select_ops
     from nnfuzz.generate.symbolic import GraphGenerator
 
+    from nnfuzz.materialize.search import _warm_up
+    from nnfuzz.materialize.torch.lowering import load_builtin_lowerings
+
+    load_builtin_lowerings()  # one-off costs, not out of the generator's graph_timeout_s
+    _warm_up()
     gen = GraphGenerator(policy, ops if ops is not None else select_ops(policy), rows)
     gen.values = ValueTracker(cfg or SearchConfig(), policy.seed, repair_passes)
     gir = gen.generate()
