@@ -35,6 +35,8 @@ class SearchConfig:
     patience: int = 12         # steps without progress before a restart from fresh values
     starts: int = 8            # random starting points compared before the first step (best kept)
     max_passes: int = 0        # forward passes at most (0: only time_ms limits): a budget independent of load
+    value_aware: bool = True   # grow graphs with safe values (materialize/valueaware.py); the search checks them once
+    repair_passes: int = 8     # value-aware generation: search passes to repair an insertion before undoing it
     int64_bits: int = 64       # 32 for systems that compute int64 in 32 bits (set by the campaign, not a knob)
 
     @classmethod
@@ -46,13 +48,14 @@ class SearchConfig:
         unknown = sorted(set(d) - set(names))
         if unknown:
             raise ConfigError(f"unknown search key(s) {unknown}; valid: {names}")
-        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1), ("starts", 1), ("max_passes", 0)):
+        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1), ("starts", 1), ("max_passes", 0),
+                        ("repair_passes", 0)):
             v = d.get(key, getattr(cls, key))
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
                 raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
         if d.get("int64_bits", 64) not in (32, 64):
             raise ConfigError(f"search.int64_bits={d['int64_bits']!r} must be 32 or 64")
-        for key in ("enabled", "proxy"):
+        for key in ("enabled", "proxy", "value_aware"):
             v = d.get(key, getattr(cls, key))
             if not isinstance(v, bool):
                 raise ConfigError(f"search.{key}={v!r} must be true or false")
