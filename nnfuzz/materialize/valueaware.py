@@ -66,11 +66,11 @@ class ValueTracker:
         """After an insertion (the generator's last instruction): are there safe values for it?"""
         t0 = time.perf_counter()
         try:
-            return self._accept(gen, t0)
+            return self._accept(gen)
         finally:
             self.stats.check_ms += (time.perf_counter() - t0) * 1000.0 - self._repair_ms
 
-    def _accept(self, gen, t0: float) -> bool:
+    def _accept(self, gen) -> bool:
         import torch
 
         self._repair_ms = 0.0
