@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.materialize.torch.losses import int_overflow, loss_for, magnitude_loss
+from nnfuzz.materialize.torch.losses import int_overflow, int_range, loss_for, magnitude_loss
 from nnfuzz.materialize.torch.lowering import lowering_error
 from nnfuzz.materialize.torch.proxy import apply_proxies, soft
 
@@ -44,15 +44,17 @@ def check_inst(inst, fn, lf, env: dict, sur: dict, types, proxy: bool, int64_bit
     except Exception as e:  # the same lowering runs again for the reference: a bug in the op
         raise lowering_error(inst, _Vars(types), e, where) from e
     finite = all(all_finite(o) for o in outs if o.is_floating_point())
-    overflow = [(s, types[v].dtype) for v, s in zip(inst.outputs, osur) if s is not None and types[v].dtype.is_int]
+    overflow = [(s, _int_dtype(types[v].dtype, int64_bits)) for v, s in zip(inst.outputs, osur)
+                if s is not None and types[v].dtype.is_int]
+    if overflow and not torch.is_grad_enabled():  # a check, not a step: only the ones that overflow
+        overflow = [(s, dt) for s, dt in overflow if not _fits(s, dt)]
     if finite and lf is None and not overflow:  # nothing to check: most ops
         _store(inst, outs, osur, env, sur)
         return None, True, False
     xs = [soft(a, s) for a, s in zip(args, softs)]
     term = lf(inst.op, xs, [types[v].dtype for v in inst.inputs]) if lf is not None else torch.zeros(())
     for s, dt in overflow:
-        narrow = dt is DType.int64 and int64_bits == 32
-        term = term + int_overflow(s, DType.int32 if narrow else dt)
+        term = term + int_overflow(s, dt)
     violated = float(term.detach()) > 0
     if finite:
         _store(inst, outs, osur, env, sur)
@@ -67,6 +69,20 @@ def all_finite(t) -> bool:
     if t.dtype == torch.bfloat16:
         return bool(torch.isfinite(t).all())
     return bool(np.isfinite(t.detach().numpy()).all())
+
+
+def _int_dtype(dt: DType, int64_bits: int) -> DType:
+    """The range an integer result must fit: int64 computed in 32 bits by some systems fits int32."""
+    return DType.int32 if dt is DType.int64 and int64_bits == 32 else dt
+
+
+def _fits(exact, dt: DType) -> bool:
+    """Every exact integer result lies in ``dt``'s range (what ``int_overflow`` is zero for)."""
+    if not exact.numel():
+        return True
+    lo, hi = int_range(dt)
+    a = exact.detach().numpy()
+    return bool(a.min() >= lo) and bool(a.max() <= hi)
 
 
 def _store(inst, outs, osur, env, sur) -> None:

@@ -191,8 +191,9 @@ class ValueSearch:
         return made
 
     def run(self, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray], seed: int,
-            proxy: Optional[bool] = None, gradient: bool = True) -> SearchResult:
-        """Search from the given values. ``gradient=False`` only re-draws values (plain sampling)."""
+            proxy: Optional[bool] = None, gradient: bool = True, unsafe: bool = False) -> SearchResult:
+        """Search from the given values. ``gradient=False`` only re-draws values (plain sampling);
+        ``unsafe``: the caller knows they are unsafe, so the check-once pass is skipped."""
         import torch
 
         cfg, gir = self.cfg, self.gir
@@ -201,8 +202,8 @@ class ValueSearch:
         t0 = time.perf_counter()
         deadline = t0 + cfg.time_ms / 1000.0
         values = {**weights, **inputs}
-        first = self.check(values)
-        if first.safe or self._spent(deadline):  # nothing is wrong (or no budget): no leaves, no gradients
+        first = None if unsafe else self.check(values)
+        if first is not None and (first.safe or self._spent(deadline)):  # nothing is wrong (or no budget): no leaves, no gradients
             return SearchResult(ok=first.safe, finite=first.finite, weights=dict(weights), inputs=dict(inputs),
                                 passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
                                 blocker=first.blocker, out_of_domain=first.out_of_domain)
