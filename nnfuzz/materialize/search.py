@@ -112,6 +112,7 @@ class ValueSearch:
         self.passes = 0  # forward passes made (the check-once pass included)
         self.fns = graph_lowerings(gir)
         self.losses = [loss_of(type(inst.op)) for inst in gir.insts]
+        self._domains = None  # input/weight -> the domain its consumers ask of it (built on first draw)
 
     def evaluate(self, leaves: List[Leaf], proxy: bool) -> _Eval:
         """One forward pass on the leaves' values: is the graph safe, and if not, the loss to minimise."""
@@ -142,6 +143,18 @@ class ValueSearch:
             if not finite:
                 return _Eval(False, False, total, first_bad, blocker, out_of_domain)
         return _Eval(total is None, True, total, first_bad, blocker, out_of_domain)
+
+    def _draw(self, leaf: Leaf, rng, restart: int) -> np.ndarray:
+        """Fresh values for ``leaf``, inside the domain of the ops that consume it directly (a log's
+        input drawn positive, an acos's in (-1, 1), a divisor off zero): a draw outside it is wasted."""
+        from nnfuzz.materialize.values import consumer_domain, in_domain
+
+        if self._domains is None:
+            names = list(self.gir.inputs) + list(self.gir.weights)
+            self._domains = {n: consumer_domain(self.gir.insts, n) for n in names}
+        v = fresh(leaf, rng, restart)
+        dom = self._domains[leaf.name]
+        return v if dom is None else in_domain(v, dom, leaf.dtype)
 
     def _spent(self, deadline: float) -> bool:
         """The budget is spent: the time, or the deterministic ``max_passes``."""
@@ -179,7 +192,7 @@ class ValueSearch:
                 if made and self._spent(deadline):
                     break
                 for lf in leaves:
-                    lf.set(fresh(lf, rng, k))
+                    lf.set(self._draw(lf, rng, k))
                 made += 1
                 ev = self.evaluate(leaves, proxy)
                 if ev.safe:
@@ -270,7 +283,7 @@ class ValueSearch:
                 else:  # plain sampling: one draw per round
                     draws += 1
                     for lf in leaves:
-                        lf.set(fresh(lf, rng, draws))
+                        lf.set(self._draw(lf, rng, draws))
                 best, since = (-1, float("inf")), 0
                 undo = None
                 if opt is not None:

@@ -104,7 +104,7 @@ class ValueTracker:
     # ---- values ------------------------------------------------------------------------------
     def _draw(self, gen, p: str, restart: int) -> None:
         from nnfuzz.materialize.leaves import fresh_values
-        from nnfuzz.materialize.values import random_array, to_torch
+        from nnfuzz.materialize.values import consumer_domain, in_domain, random_array, to_torch
 
         t = gen.vars[p]
         if restart == 0:
@@ -112,6 +112,9 @@ class ValueTracker:
         else:
             v = np.asarray(fresh_values(tuple(int(d) for d in t.shape), t.dtype, self.rng, restart))
             v = v.astype(np.float32).astype(t.dtype.numpy()) if t.dtype.is_float else v.astype(t.dtype.numpy())
+        dom = consumer_domain(gen.insts[-1:], p)  # a new placeholder feeds the new op only
+        if dom is not None:
+            v = in_domain(v, dom, t.dtype)
         self.inputs[p] = v
         self.env[p] = to_torch(v, t.dtype)
         self.sur.pop(p, None)

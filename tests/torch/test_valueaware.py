@@ -71,10 +71,26 @@ def test_an_insertion_without_safe_values_is_undone():
     np.testing.assert_array_equal(tracker.inputs["p"], before)
 
 
-def test_a_new_placeholder_is_redrawn_before_the_search_is_asked():
-    """sqrt(q) with q a new placeholder: a re-draw (one-signed, positive) makes it safe, no search."""
+def new_placeholder(gen, name, n):
+    gen.placeholders.append(name)
+    gen.vars[name] = AbsTensor([n], DType.float32)
+
+
+def test_a_new_placeholder_is_drawn_inside_its_consumers_domain():
+    """sqrt(q), acos(r): their new placeholders are drawn positive and inside (-1, 1) at once."""
     gen, tracker = fake_generator(), ValueTracker(SearchConfig(), seed=3, repair_passes=0)
-    gen.placeholders.append("q")
-    gen.vars["q"] = AbsTensor([16], DType.float32)
+    new_placeholder(gen, "q", 64)
     assert insert(gen, tracker, E.Sqrt(), ["q"], "s")
-    assert tracker.stats.redraws == 1 and (tracker.inputs["q"] > 0).all()
+    new_placeholder(gen, "r", 64)
+    assert insert(gen, tracker, E.Acos(), ["r"], "a")
+    assert (tracker.stats.redraws, tracker.stats.repairs) == (0, 0)
+    assert (tracker.inputs["q"] > 0).all() and (np.abs(tracker.inputs["r"]) < 1).all()
+
+
+def test_a_new_placeholder_is_redrawn_before_the_search_is_asked():
+    """tan(q) near its poles: no domain to draw inside, but a re-draw (other scales) avoids them."""
+    gen, tracker = fake_generator(), ValueTracker(SearchConfig(), seed=1, repair_passes=0)
+    new_placeholder(gen, "q", 256)
+    assert insert(gen, tracker, E.Tan(), ["q"], "t")
+    assert tracker.stats.redraws == 1 and tracker.stats.repairs == 0
+    assert (np.abs(np.cos(tracker.inputs["q"].astype(np.float64))) >= 1e-2).all()
