@@ -48,11 +48,10 @@ def in_domain(v: np.ndarray, dom, dtype: DType) -> np.ndarray:
             x = np.ceil(lo + dom.lo_open) + np.abs(x)
         elif np.isfinite(hi):
             x = np.floor(hi - dom.hi_open) - np.abs(x)
+        info = np.iinfo(dtype.numpy())
+        x = np.clip(np.abs(x) if info.min == 0 else x, info.min, info.max)  # unsigned: folded, not clipped to 0
         if dom.nonzero:
             x = np.where(x == 0, 1.0, x)
-        if dtype.is_int:
-            info = np.iinfo(dtype.numpy())
-            x = np.clip(x, info.min, info.max)
     return x.astype(np.float32).astype(dtype.numpy()) if dtype.is_float else x.astype(dtype.numpy())
 
 

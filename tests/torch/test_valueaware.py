@@ -94,3 +94,23 @@ def test_a_new_placeholder_is_redrawn_before_the_search_is_asked():
     assert insert(gen, tracker, E.Tan(), ["q"], "t")
     assert tracker.stats.redraws == 1 and tracker.stats.repairs == 0
     assert (np.abs(np.cos(tracker.inputs["q"].astype(np.float64))) >= 1e-2).all()
+
+
+def test_in_domain_draws_satisfy_every_builtin_domain():
+    """Every domain an op states, for each dtype it could be drawn in: the moved values are inside it."""
+    from nnfuzz.abstract import OP_REGISTRY
+    from nnfuzz.materialize.values import in_domain
+
+    doms = {d for cls in OP_REGISTRY.values() for d in getattr(cls, "domains", {}).values()}
+    assert len(doms) >= 5
+    v = np.random.default_rng(0).standard_normal(1000) * 20
+    for dom in doms:
+        for dt in (DType.float16, DType.float32, DType.float64, DType.int8, DType.int32, DType.uint8):
+            if dt is DType.uint8 and dom.hi < 0:
+                continue
+            x = in_domain(v, dom, dt).astype(np.float64)
+            assert x.dtype == np.float64 and np.isfinite(x).all()
+            assert (x > dom.lo if dom.lo_open else x >= dom.lo).all(), (dom, dt)
+            assert (x < dom.hi if dom.hi_open else x <= dom.hi).all(), (dom, dt)
+            if dom.nonzero:
+                assert (x != 0).all(), (dom, dt)
