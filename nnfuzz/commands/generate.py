@@ -27,8 +27,8 @@ def run(cfg) -> int:
     import nnfuzz
     from nnfuzz.config import export_config, gen_policy, search_config
     from nnfuzz.generate.opset import select_ops, usable_with
-    from nnfuzz.generate.symbolic import GraphGenerator
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.valueaware import generate_for_search
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
     policy = gen_policy(cfg).with_concrete_seed()
@@ -50,9 +50,9 @@ def run(cfg) -> int:
             pol = dataclasses.replace(policy, seed=seed)
             t0 = time.perf_counter()
             try:
-                gir = GraphGenerator(pol, ops).generate()
+                gir, values = generate_for_search(pol, ops, None, search)
                 t_gen = time.perf_counter() - t0
-                model = build_model(gir, seed, export=export.for_model(seed), search=search)
+                model = build_model(gir, seed, export=export.for_model(seed), search=search, start=values)
             except ConstraintError as e:
                 failures += 1
                 prog.log(f"seed {seed}: no graph: {e}")

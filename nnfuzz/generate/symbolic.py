@@ -55,6 +55,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
                              tuple(sorted((k, frozenset(v)) for k, v in self.row_limits.items()))))
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
+        self.values = None  # value-aware generation's hook (nnfuzz/materialize/valueaware.py), if set
 
     # ---- top level ---------------------------------------------------------------------------
     def generate(self) -> GraphIR:
@@ -64,7 +65,11 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         failures = 0
         while len(self.insts) < p.max_nodes and failures < p.max_attempts and time.monotonic() < deadline:
             backward = self.placeholders and self.rng.random() >= p.forward_prob
+            snap = self.values.snapshot(self) if self.values else None
             ok = self._backward() if backward else self._forward()
+            if ok and self.values and not self.values.accept(self):  # no safe values: undone
+                self.values.restore(self, snap)
+                ok = False
             if ok:
                 self.stats["backward" if backward else "forward"] += 1
             else:

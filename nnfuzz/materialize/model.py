@@ -56,7 +56,7 @@ def random_values(gir: GraphIR, rng: np.random.Generator):
 
 
 def build_model(gir: GraphIR, seed: int, *, export=True, twins: bool = False, search=None,
-                values: Optional[tuple] = None) -> Model:
+                values: Optional[tuple] = None, start: Optional[tuple] = None) -> Model:
     """Weights and inputs, torch-eager reference outputs (checked against type_transfer), and, with
     ``export`` (an ExportSpec; True: the default one, spellings drawn from ``seed``), the ONNX model
     checked by the full checker and shape inference.
@@ -64,7 +64,9 @@ def build_model(gir: GraphIR, seed: int, *, export=True, twins: bool = False, se
     Values are drawn from ``seed``; with ``search`` (a SearchConfig) the gradient-guided search then
     looks for values that keep every value in the graph safe, and when it finds none within its
     budget the reference is undefined (``oracle.output`` is None). ``values=(weights, inputs)``
-    uses given values instead (a model rebuilt from a bug folder or another process).
+    uses given values instead (a model rebuilt from a bug folder or another process); ``start=(weights,
+    inputs)`` are the values the search starts from instead of drawn ones (value-aware generation's,
+    which it checks once and keeps).
     ``twins`` also computes the float64 twins now (otherwise ``add_twins`` does when needed)."""
     import torch
 
@@ -76,7 +78,7 @@ def build_model(gir: GraphIR, seed: int, *, export=True, twins: bool = False, se
     if values is not None:
         weights, inputs = values
     else:
-        weights, inputs = random_values(gir, np.random.default_rng(seed))
+        weights, inputs = start if start is not None else random_values(gir, np.random.default_rng(seed))
         if search is not None and search.enabled:
             from nnfuzz.materialize.search import search_values
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.gir import GraphIR
+from nnfuzz.materialize.leaves import Leaf, fresh
 
 
 @dataclasses.dataclass
@@ -33,6 +34,9 @@ class SearchConfig:
     lr: float = 0.5            # Adam step size (values are of order 1)
     patience: int = 12         # steps without progress before a restart from fresh values
     starts: int = 8            # random starting points compared before the first step (best kept)
+    max_passes: int = 0        # forward passes at most (0: only time_ms limits): a budget independent of load
+    value_aware: bool = True   # grow graphs with safe values (materialize/valueaware.py); the search checks them once
+    repair_passes: int = 8     # value-aware generation: search passes to repair an insertion before undoing it
     int64_bits: int = 64       # 32 for systems that compute int64 in 32 bits (set by the campaign, not a knob)
 
     @classmethod
@@ -44,13 +48,14 @@ class SearchConfig:
         unknown = sorted(set(d) - set(names))
         if unknown:
             raise ConfigError(f"unknown search key(s) {unknown}; valid: {names}")
-        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1), ("starts", 1)):
+        for key, lo in (("time_ms", 0), ("lr", 1e-9), ("patience", 1), ("starts", 1), ("max_passes", 0),
+                        ("repair_passes", 0)):
             v = d.get(key, getattr(cls, key))
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
                 raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
         if d.get("int64_bits", 64) not in (32, 64):
             raise ConfigError(f"search.int64_bits={d['int64_bits']!r} must be 32 or 64")
-        for key in ("enabled", "proxy"):
+        for key in ("enabled", "proxy", "value_aware"):
             v = d.get(key, getattr(cls, key))
             if not isinstance(v, bool):
                 raise ConfigError(f"search.{key}={v!r} must be true or false")
@@ -66,6 +71,7 @@ class SearchResult:
     steps: int = 0
     restarts: int = 0                     # fresh starts after a stall
     draws: int = 0                        # random value sets tried (starting points, restarts, sampling)
+    passes: int = 0                       # forward passes (1: the values given were safe, nothing searched)
     time_ms: float = 0.0
     blocker: Optional[str] = None         # when not ok: the unsafe op the search got furthest to, and why
     out_of_domain: bool = False           # when not ok: the first unsafe op's input is outside its domain
@@ -81,82 +87,8 @@ class SearchResult:
     def summary(self) -> dict:
         return {"ok": self.ok, "finite": self.finite, "values_undefined": self.values_undefined,
                 "steps": self.steps, "restarts": self.restarts,
-                "draws": self.draws,
+                "draws": self.draws, "passes": self.passes,
                 "time_ms": round(self.time_ms, 2), "blocker": self.blocker}
-
-
-class _Leaf:
-    """A trainable float64 master tensor behind one graph input or weight."""
-
-    def __init__(self, name: str, dtype: DType, value: np.ndarray, grad: bool):
-        import torch
-
-        self.name, self.dtype = name, dtype
-        if dtype.is_float:
-            self.lo, self.hi = None, None
-        elif dtype is DType.bool:
-            self.lo, self.hi = 0.0, 1.0
-        else:
-            info = np.iinfo(dtype.numpy())
-            self.lo, self.hi = float(info.min), float(info.max)
-        self.master = torch.zeros(value.shape, dtype=torch.float64, requires_grad=grad)
-        self.set(value)
-
-    def set(self, value: np.ndarray) -> None:
-        import torch
-
-        v = np.asarray(value).astype(np.float64)
-        if self.dtype is DType.bool:
-            v = np.where(v > 0.5, 1.0, -1.0)  # the master's sign is the bool
-        with torch.no_grad():
-            self.master.copy_(torch.from_numpy(np.array(v, dtype=np.float64, order="C")))
-
-    def values(self):
-        """(hard value in the leaf's dtype, float64 surrogate or None)."""
-        import torch
-
-        m, dt = self.master, self.dtype
-        if dt.is_float:
-            return m.to(dt.torch()), None
-        if dt is DType.bool:
-            hard = m.detach() > 0
-            sig = torch.sigmoid(m)
-            return hard, hard.double() + (sig - sig.detach())
-        r = torch.round(m.detach()).clamp(self.lo, self.hi)
-        return r.to(dt.torch()), m + (r - m).detach()
-
-    def numpy(self) -> np.ndarray:
-        from nnfuzz.materialize.values import to_numpy
-
-        return to_numpy(self.values()[0])
-
-    def redraw_nonfinite(self, rng) -> None:
-        import torch
-
-        with torch.no_grad():
-            bad = ~torch.isfinite(self.master)
-            if bad.any():
-                self.master[bad] = torch.from_numpy(rng.standard_normal(int(bad.sum())))
-
-
-def _fresh(leaf: _Leaf, rng: np.random.Generator, restart: int) -> np.ndarray:
-    """Values for a restart: float scales alternate; integers shrink towards small non-zero values."""
-    shape = tuple(leaf.master.shape)
-    if leaf.dtype.is_float:
-        v = rng.standard_normal(shape) * (1.0, 0.5, 2.0, 0.25, 1.0, 0.5)[restart % 6]
-        # every other draw one-signed, mostly positive: most domains (log, sqrt, pow's base) lie on
-        # that side, a reciprocal's sign cannot be changed by small steps, and a zero pushed away from
-        # 0 through a floor or a min may only be able to go negative
-        if restart % 2:
-            return (np.abs(v) + 0.05) * (-1.0 if restart % 6 == 5 else 1.0)
-        return v
-    if leaf.dtype is DType.bool:
-        return rng.random(shape) < 0.5
-    mag = max(1, 8 >> (restart // 2))
-    v = rng.integers(1, mag + 1, size=shape)
-    if leaf.dtype is DType.uint8:
-        return v
-    return v * rng.choice([-1, 1], size=shape)
 
 
 @dataclasses.dataclass
@@ -173,62 +105,71 @@ class ValueSearch:
     """The search for one graph; ``run`` returns a SearchResult."""
 
     def __init__(self, gir: GraphIR, cfg: SearchConfig):
-        from nnfuzz.materialize.torch.losses import loss_for
+        from nnfuzz.materialize.check import loss_of
         from nnfuzz.materialize.torch.lowering import graph_lowerings
 
         self.gir, self.cfg = gir, cfg
-        _warm_up()
+        self.passes = 0  # forward passes made (the check-once pass included)
         self.fns = graph_lowerings(gir)
-        self.losses = [loss_for(type(inst.op)) for inst in gir.insts]
+        self.losses = [loss_of(type(inst.op)) for inst in gir.insts]
+        self._domains = None  # input/weight -> the domain its consumers ask of it (built on first draw)
 
-    def evaluate(self, leaves: List[_Leaf], proxy: bool) -> _Eval:
-        """One forward pass: is the graph safe, and if not, the loss to minimise."""
-        import torch
-
-        from nnfuzz.materialize.torch.losses import int_overflow, magnitude_loss
-        from nnfuzz.materialize.torch.lowering import lowering_error
-        from nnfuzz.materialize.torch.proxy import apply_proxies, soft
-
-        gir = self.gir
+    def evaluate(self, leaves: List[Leaf], proxy: bool) -> _Eval:
+        """One forward pass on the leaves' values: is the graph safe, and if not, the loss to minimise."""
         env, sur = {}, {}
         for leaf in leaves:
             env[leaf.name], sur[leaf.name] = leaf.values()
+        return self.evaluate_env(env, sur, proxy)
+
+    def evaluate_env(self, env: dict, sur: dict, proxy: bool) -> _Eval:
+        """One forward pass from ``env`` (input name -> tensor) and ``sur`` (their float64 surrogates,
+        where there are any); both are filled with the values computed."""
+        from nnfuzz.materialize.check import check_inst
+
+        gir = self.gir
+        self.passes += 1
         total, first_bad, blocker, out_of_domain = None, len(gir.insts), None, False
         for k, (fn, lf, inst) in enumerate(zip(self.fns, self.losses, gir.insts)):
-            args = [env[v] for v in inst.inputs]
-            softs = [sur.get(v) for v in inst.inputs]
-            try:
-                outs, osur = apply_proxies(inst.op, fn, args, softs, proxy)
-            except Exception as e:  # the same lowering runs again for the reference: a bug in the op
-                raise lowering_error(inst, gir, e, "during the value search") from e
-            finite = all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point())
-            overflow = [(s, gir.vars[v].dtype) for v, s in zip(inst.outputs, osur)
-                        if s is not None and gir.vars[v].dtype.is_int]
-            if finite and lf is None and not overflow:  # nothing to check: most ops
-                env.update(zip(inst.outputs, outs))
-                sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
+            term, finite, violated = check_inst(inst, fn, lf, env, sur, gir.vars, proxy, self.cfg.int64_bits,
+                                                "during the value search")
+            if term is None:
                 continue
-            xs = [soft(a, s) for a, s in zip(args, softs)]
-            dts = [gir.vars[v].dtype for v in inst.inputs]
-            term = lf(inst.op, xs, dts) if lf is not None else torch.zeros(())
-            for s, dt in overflow:
-                narrow = dt is DType.int64 and self.cfg.int64_bits == 32
-                term = term + int_overflow(s, DType.int32 if narrow else dt)
-            violated = float(term.detach()) > 0
-            if not finite and not violated:
-                term = magnitude_loss([x for x in xs if x.numel()])
-            if violated or not finite:
-                if first_bad == len(gir.insts):
-                    first_bad = k
-                    why = "input outside its domain" if violated else "non-finite output"
-                    out_of_domain = violated
-                    blocker = f"{inst.op.name} ({', '.join(inst.outputs)}): {why}"
-                total = term if total is None else total + term
+            if first_bad == len(gir.insts):
+                first_bad = k
+                why = "input outside its domain" if violated else "non-finite output"
+                out_of_domain = violated
+                blocker = f"{inst.op.name} ({', '.join(inst.outputs)}): {why}"
+            total = term if total is None else total + term
             if not finite:
                 return _Eval(False, False, total, first_bad, blocker, out_of_domain)
-            env.update(zip(inst.outputs, outs))
-            sur.update((v, s) for v, s in zip(inst.outputs, osur) if s is not None)
         return _Eval(total is None, True, total, first_bad, blocker, out_of_domain)
+
+    def _draw(self, leaf: Leaf, rng, restart: int) -> np.ndarray:
+        """Fresh values for ``leaf``, inside the domain of the ops that consume it directly (a log's
+        input drawn positive, an acos's in (-1, 1), a divisor off zero): a draw outside it is wasted."""
+        from nnfuzz.materialize.values import consumer_domain, in_domain
+
+        if self._domains is None:
+            names = list(self.gir.inputs) + list(self.gir.weights)
+            self._domains = {n: consumer_domain(self.gir.insts, n) for n in names}
+        v = fresh(leaf, rng, restart)
+        dom = self._domains[leaf.name]
+        return v if dom is None else in_domain(v, dom, leaf.dtype)
+
+    def _spent(self, deadline: float) -> bool:
+        """The budget is spent: the time, or the deterministic ``max_passes``."""
+        over = self.cfg.max_passes and self.passes >= self.cfg.max_passes
+        return bool(over) or time.perf_counter() >= deadline
+
+    def check(self, values: Dict[str, np.ndarray]) -> _Eval:
+        """The check-once pass: the given values as they are, no gradients, no leaves."""
+        import torch
+
+        from nnfuzz.materialize.values import to_torch
+
+        env = {n: to_torch(values[n], self.gir.vars[n].dtype) for n in list(self.gir.inputs) + list(self.gir.weights)}
+        with torch.no_grad():
+            return self.evaluate_env(env, {}, proxy=False)
 
     def _best_of(self, leaves, proxy, rng, first: int, draws: int, deadline: float, keep_current: bool) -> int:
         """Move the leaves to the best of ``draws`` fresh random draws (restart indices ``first``, ...)
@@ -248,10 +189,10 @@ class ValueSearch:
                     return 0
                 best, best_vals = key(ev), [lf.master.detach().clone() for lf in leaves]
             for k in range(first, first + draws):
-                if made and time.perf_counter() >= deadline:
+                if made and self._spent(deadline):
                     break
                 for lf in leaves:
-                    lf.set(_fresh(lf, rng, k))
+                    lf.set(self._draw(lf, rng, k))
                 made += 1
                 ev = self.evaluate(leaves, proxy)
                 if ev.safe:
@@ -263,8 +204,9 @@ class ValueSearch:
         return made
 
     def run(self, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray], seed: int,
-            proxy: Optional[bool] = None, gradient: bool = True) -> SearchResult:
-        """Search from the given values. ``gradient=False`` only re-draws values (plain sampling)."""
+            proxy: Optional[bool] = None, gradient: bool = True, unsafe: bool = False) -> SearchResult:
+        """Search from the given values. ``gradient=False`` only re-draws values (plain sampling);
+        ``unsafe``: the caller knows they are unsafe, so the check-once pass is skipped."""
         import torch
 
         cfg, gir = self.cfg, self.gir
@@ -273,7 +215,13 @@ class ValueSearch:
         t0 = time.perf_counter()
         deadline = t0 + cfg.time_ms / 1000.0
         values = {**weights, **inputs}
-        leaves = [_Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))
+        first = None if unsafe else self.check(values)
+        if first is not None and (first.safe or self._spent(deadline)):  # nothing is wrong (or no budget): no leaves, no gradients
+            return SearchResult(ok=first.safe, finite=first.finite, weights=dict(weights), inputs=dict(inputs),
+                                passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
+                                blocker=first.blocker, out_of_domain=first.out_of_domain)
+        deadline += _warm_up()  # one-off, not out of this graph's budget
+        leaves = [Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))
                   for n in list(gir.inputs) + list(gir.weights)]
         params = [lf.master for lf in leaves if lf.master.requires_grad]
         steps = restarts = since = 0
@@ -288,7 +236,7 @@ class ValueSearch:
         while True:
             with torch.set_grad_enabled(bool(params)):
                 ev = self.evaluate(leaves, proxy)
-            if ev.safe or time.perf_counter() >= deadline:
+            if ev.safe or self._spent(deadline):
                 break
             if undo is not None and ev.first_bad < undo[0] and opt.param_groups[0]["lr"] > cfg.lr / 100:
                 # the step broke an op that was safe before it: take it back and try a shorter one
@@ -335,7 +283,7 @@ class ValueSearch:
                 else:  # plain sampling: one draw per round
                     draws += 1
                     for lf in leaves:
-                        lf.set(_fresh(lf, rng, draws))
+                        lf.set(self._draw(lf, rng, draws))
                 best, since = (-1, float("inf")), 0
                 undo = None
                 if opt is not None:
@@ -344,7 +292,7 @@ class ValueSearch:
         return SearchResult(
             ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
             inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts, draws=draws,
-            time_ms=(time.perf_counter() - t0) * 1000.0,
+            passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
             blocker=None if ev.safe else furthest[1] or ev.blocker, out_of_domain=ev.out_of_domain)
 
 
@@ -384,10 +332,12 @@ def _optimizer(params, lr):
 _warm = False
 
 
-def _warm_up() -> None:
+def _warm_up() -> float:
     """torch's first backward pass and optimizer step cost over a second of one-off initialisation;
-    paid here, once per process, instead of out of the first model's time budget."""
+    paid here, once per process, and given back to the first searched model's time budget (returns
+    the seconds it took)."""
     global _warm
+    t0 = time.perf_counter()
     if not _warm:
         import torch
 
@@ -396,3 +346,4 @@ def _warm_up() -> None:
         opt = _optimizer([x], 0.1)
         torch.relu(1 - x.to(torch.float16).double()).sum().backward()
         opt.step()
+    return time.perf_counter() - t0

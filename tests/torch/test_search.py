@@ -200,3 +200,40 @@ def test_a_lowering_that_raises_during_the_search_is_named():
     gir = graph([(Broken(), ["x"], "y")], ["x"], {"x": [3]})
     with pytest.raises(OpDefinitionError, match=r"Broken.*ValueError: this lowering always fails.*value search"):
         build_model(gir, 0, export=False, search=SearchConfig())
+
+
+def test_safe_values_are_checked_once_and_returned_as_they_are():
+    """Values already safe: one forward pass, no leaves, no steps, no draws; the arrays come back."""
+    gir = log_div_graph()
+    weights, inputs = random_values(gir, np.random.default_rng(0))
+    inputs = {"x": np.abs(inputs["x"]) + 6, "y": np.abs(inputs["y"]) + 4}
+    res = search_values(gir, weights, inputs, SearchConfig(), 0)
+    assert res.ok and res.finite and res.summary()["passes"] == 1
+    assert (res.passes, res.steps, res.draws, res.restarts) == (1, 0, 0, 0)
+    assert res.inputs["x"] is inputs["x"] and res.inputs["y"] is inputs["y"]
+
+
+def test_unsafe_values_are_still_searched_after_the_check():
+    gir = log_div_graph()
+    weights, inputs = random_values(gir, np.random.default_rng(1))
+    res = search_values(gir, weights, inputs, SearchConfig(time_ms=2000), 1)
+    assert res.ok and res.passes > 1 and res.steps + res.draws > 0
+    assert (res.inputs["x"].astype(np.float64) > 5).all()
+
+
+def test_no_budget_reports_the_first_draw_as_it_is():
+    """time_ms=0 (plain-1): the check's verdict, with the blocker and the undefined-values flag."""
+    gir = log_div_graph()
+    weights, inputs = random_values(gir, np.random.default_rng(0))
+    res = search_values(gir, weights, inputs, SearchConfig(time_ms=0), 0, gradient=False)
+    assert not res.ok and res.values_undefined and res.passes == 1
+    assert res.blocker.startswith("Log (b)")
+
+
+def test_max_passes_bounds_the_search_in_forward_passes():
+    """log(x - 5) and log(5 - x): never safe; with max_passes the search stops at that many passes."""
+    gir = graph([(Shift(by=5.0), ["x"], "a"), (E.Log(), ["a"], "b"), (E.Neg(), ["a"], "n"),
+                 (E.Log(), ["n"], "c")], ["x"], {"x": [8]})
+    weights, inputs = random_values(gir, np.random.default_rng(0))
+    res = search_values(gir, weights, inputs, SearchConfig(time_ms=60_000, max_passes=10), 0)
+    assert not res.ok and res.passes == 10
