@@ -59,15 +59,15 @@ class Produced:
 
 def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produced:
     """Generate the graph for ``seed`` and build its model (torch reference, ONNX, checks)."""
-    from nnfuzz.generate.symbolic import GraphGenerator
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.valueaware import generate_for_search
 
     p = Produced(seed=seed, rec={"seed": seed})
     t0 = time.perf_counter()
     policy = dataclasses.replace(cc.policy, seed=seed,
                                  graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
     try:
-        gir = GraphGenerator(policy, ops, rows).generate()
+        gir, start = generate_for_search(policy, ops, rows, cc.search)  # grown with safe values (search.value_aware)
     except ConstraintError as e:
         p.error = ("no-graph", str(e))
         return p
@@ -81,7 +81,7 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     try:
         spec = dataclasses.replace(cc.export.for_model(seed),
                                    timeout_s=max(0.05, min(cc.export.timeout_s, time_left)))
-        model = build_model(gir, seed, search=cc.search, export=spec if cc.onnx else False)
+        model = build_model(gir, seed, search=cc.search, start=start, export=spec if cc.onnx else False)
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
         return p

@@ -52,6 +52,7 @@ def in_domain(v: np.ndarray, dom, dtype: DType) -> np.ndarray:
         x = np.clip(np.abs(x) if info.min == 0 else x, info.min, info.max)  # unsigned: folded, not clipped to 0
         if dom.nonzero:
             x = np.where(x == 0, 1.0, x)
+    x = np.asarray(x)  # numpy arithmetic on a 0-d array gives a scalar: keep it an array
     return x.astype(np.float32).astype(dtype.numpy()) if dtype.is_float else x.astype(dtype.numpy())
 
 

@@ -114,3 +114,15 @@ def test_in_domain_draws_satisfy_every_builtin_domain():
             assert (x < dom.hi if dom.hi_open else x <= dom.hi).all(), (dom, dt)
             if dom.nonzero:
                 assert (x != 0).all(), (dom, dt)
+
+
+def test_in_domain_keeps_a_0d_value_an_array():
+    """A 0-d input moved into a domain stays an ndarray (numpy arithmetic on 0-d arrays gives scalars, and
+    a bug folder's oracle.pkl holds arrays only: a campaign saved an unreadable folder before)."""
+    from nnfuzz.abstract import OP_REGISTRY
+    from nnfuzz.materialize.values import in_domain
+
+    for dom in {d for cls in OP_REGISTRY.values() for d in getattr(cls, "domains", {}).values()}:
+        for dt in (DType.float32, DType.int32):
+            out = in_domain(np.asarray(np.float64(3.5)), dom, dt)
+            assert isinstance(out, np.ndarray) and out.shape == (), (dom, dt, type(out))
