@@ -20,16 +20,88 @@ import z3
 # Int terms: var (args: name), add, sub, mul, neg, div, mod, ite (cond, then, else).
 # Predicates: le, lt, eq, ne, and, or (negation is pushed to the leaves on construction).
 NEG = {"le": "lt", "lt": "le", "eq": "ne", "ne": "eq", "and": "or", "or": "and"}
+CODES = {"add": 0, "sub": 1, "mul": 2, "neg": 3, "div": 4, "mod": 5, "ite": 6, "le": 7, "lt": 8, "eq": 9,
+         "ne": 10, "and": 11, "or": 12, "var": 13, "const": 14}
+
+
+class Arena:
+    """Node arrays (opcode, children) that terms register into while the arena is active, so that the
+    propagation network of an insertion is built as its rules run, not by a second walk of the terms."""
+    __slots__ = ("op", "kids", "consts")
+
+    def __init__(self):
+        self.op: list = []
+        self.kids: list = []
+        self.consts: Dict[int, int] = {}
+
+    def const(self, v: int) -> int:
+        i = self.consts.get(v)
+        if i is None:
+            i = self.consts[v] = len(self.op)
+            self.op.append(14)
+            self.kids.append((v,))
+        return i
+
+    def node(self, x, imported: Dict[int, int]) -> int:
+        """``x``'s node; a term built outside this arena is registered anew (``imported``: by id)."""
+        if not isinstance(x, (Term, Pred)):
+            return self.const(int(x))
+        if x.ar is self:
+            return x.n
+        i = imported.get(id(x))
+        if i is None:
+            if x.op == "var":
+                raise KeyError(f"variable {x.args[0]} is not one of the problem's variables")
+            kids = tuple(self.node(a, imported) for a in x.args)
+            self.op.append(CODES[x.op])
+            self.kids.append(kids)
+            i = imported[id(x)] = len(self.op) - 1
+        return i
+
+
+_ARENA: Optional[Arena] = None
+
+
+class building:
+    """``with building() as arena:`` terms built inside register into ``arena``."""
+
+    def __enter__(self) -> Arena:
+        global _ARENA
+        self.prev, _ARENA = _ARENA, Arena()
+        return _ARENA
+
+    def __exit__(self, *exc):
+        global _ARENA
+        _ARENA = self.prev
 
 
 class Term:
     """An int-valued expression. ``args`` hold Terms, Preds and plain ints."""
-    __slots__ = ("op", "args", "_h")
+    __slots__ = ("op", "args", "ar", "n")
 
     def __init__(self, op: str, args: tuple):
         self.op = op
         self.args = args
-        self._h = hash((op, args))
+        ar = self.ar = _ARENA
+        if ar is None:
+            return
+        kids = []
+        if op != "var":
+            consts = ar.consts
+            for x in args:
+                if type(x) is int:
+                    i = consts.get(x)
+                    kids.append(i if i is not None else ar.const(x))
+                elif type(x) is Term or type(x) is Pred:
+                    if x.ar is not ar:  # built outside the arena: Network registers it later
+                        self.ar = None
+                        return
+                    kids.append(x.n)
+                else:
+                    kids.append(ar.const(int(x)))
+        ar.op.append(CODES[op])
+        ar.kids.append(tuple(kids))
+        self.n = len(ar.op) - 1
 
     # ---- arithmetic -------------------------------------------------------------------------
     def __add__(self, o):
@@ -100,7 +172,7 @@ class Term:
         return NotImplemented
 
     def __hash__(self):
-        return self._h
+        return hash((self.op, self.args))
 
     def __bool__(self):
         raise TypeError("Symbolic expressions cannot be cast to concrete Boolean values "
@@ -114,12 +186,8 @@ class Term:
 
 class Pred(z3.BoolRef):
     """A predicate over Terms (see the module docstring for why it subclasses z3.BoolRef)."""
-    __slots__ = ("op", "args", "_h")
-
-    def __init__(self, op: str, args: tuple):
-        self.op = op
-        self.args = args
-        self._h = hash((op, args))
+    __slots__ = ("op", "args", "ar", "n")
+    __init__ = Term.__init__
 
     def __del__(self):  # z3.AstRef.__del__ would release a z3 AST this object never had
         pass
@@ -139,7 +207,7 @@ class Pred(z3.BoolRef):
         return not self.__eq__(o)
 
     def __hash__(self):
-        return self._h
+        return hash((self.op, self.args))
 
     def __and__(self, o):
         return conj([self, o])
@@ -190,7 +258,7 @@ def same(a, b) -> bool:
     """Structural equality (what z3's ``a.eq(b)`` answers)."""
     if a is b:
         return True
-    if type(a) is not type(b) or (a._h != b._h if isinstance(a, (Term, Pred)) else a != b):
+    if type(a) is not type(b) or (not isinstance(a, (Term, Pred)) and a != b):
         return False
     if not isinstance(a, (Term, Pred)):
         return True

@@ -43,12 +43,21 @@ class Problem:
         self.names, self.kinds, self.slots = names, kinds, slots
         self.attrs, self.dims_per_slot = attrs, dims_per_slot
         self.constraints = constraints
+        self.arena = None  # the symint.Arena the terms were built in
 
 
 def pose(gen, cls, names, kinds, kw, slots, target) -> Optional[Problem]:
     """The insertion's constraints over fresh symint variables, or None if they are plainly false.
 
     Raises Unposable when the op's own code cannot run on symint terms."""
+    with symint.building() as arena:
+        problem = _pose(gen, cls, names, kinds, kw, slots, target)
+    if problem is not None:
+        problem.arena = arena
+    return problem
+
+
+def _pose(gen, cls, names, kinds, kw, slots, target) -> Optional[Problem]:
     attrs = [symint.var(f"a_{n}") for n in names]
     inputs, dims_per_slot, fresh = [], [], []
     for k, s in enumerate(slots):
@@ -94,7 +103,7 @@ def solve(problem: Problem, rng: random.Random, index_bound: int, max_elems: int
     dims = [d for ds in problem.dims_per_slot for d in ds]
     variables = problem.attrs + dims
     domains = [(-ATTR_BOUND, ATTR_BOUND)] * len(problem.attrs) + [(1, max_elems)] * len(dims)
-    net = Network(problem.constraints, variables, domains)
+    net = Network(problem.constraints, variables, domains, problem.arena)
     if not net.propagate():
         return "unsat"
     n_attr = len(problem.attrs)
@@ -184,11 +193,13 @@ class Hints:
         self.mul: List[List[Tuple[int, List[int]]]] = [[] for _ in range(n)]  # (product node, other factors)
         self.mod: List[List[Tuple[int, int, bool]]] = [[] for _ in range(n)]  # (mod node, other side, is divisor)
         op, kids = net.op, net.kids
+        used = sorted(set().union(*net.cons))
         under_mul = set()
-        for i, code in enumerate(op):
-            if code == MUL:
+        for i in used:
+            if op[i] == MUL:
                 under_mul.update(kids[i])
-        for i, code in enumerate(op):
+        for i in used:
+            code = op[i]
             if code == EQ:
                 a, b = kids[i]
                 for x, y in ((a, b), (b, a)):

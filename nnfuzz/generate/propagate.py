@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from nnfuzz.abstract.symint import Pred, Term
+from nnfuzz.abstract.symint import Arena, Pred, Term
 
 BIG = 1 << 100
-ADD, SUB, MUL, NEG, DIV, MOD, ITE, LE, LT, EQ, NE, AND, OR, VAR, CONST = range(15)
-CODES = {"add": ADD, "sub": SUB, "mul": MUL, "neg": NEG, "div": DIV, "mod": MOD, "ite": ITE, "le": LE,
-         "lt": LT, "eq": EQ, "ne": NE, "and": AND, "or": OR}
+ADD, SUB, MUL, NEG, DIV, MOD, ITE, LE, LT, EQ, NE, AND, OR, VAR, CONST = range(15)  # symint.CODES
 REVISE_CAP = 40  # revisions per constraint and propagation before giving up on a fixpoint
+SHRINK = 4  # a domain must shrink to 1/SHRINK of its width (or to one value) to re-queue its constraints
 
 
 class Empty(Exception):
@@ -37,81 +36,61 @@ def _cdiv(a: int, b: int) -> int:  # ceil(a / b), b > 0
 class Network:
     """The compiled constraints of one insertion, their variables' domains and the propagation state."""
 
-    def __init__(self, constraints: Sequence[Pred], variables: Sequence[Term], domains: Sequence[Tuple[int, int]]):
-        self.op: List[int] = []
-        self.kids: List[tuple] = []
-        self.lo: List[int] = []
-        self.hi: List[int] = []
-        self.dirty: List[bool] = []
-        self._index: Dict[int, int] = {}
-        self._consts: Dict[int, int] = {}
-        self.var_node: List[int] = []
-        for v, (lo, hi) in zip(variables, domains):
-            self.var_node.append(self._leaf(VAR, lo, hi))
-            self._index[id(v)] = self.var_node[-1]
-        self.node_var: Dict[int, int] = {n: i for i, n in enumerate(self.var_node)}
-        self.cons: List[List[int]] = []  # per constraint: its inner nodes in post-order (root last)
+    def __init__(self, constraints: Sequence[Pred], variables: Sequence[Term], domains: Sequence[Tuple[int, int]],
+                 arena: Optional[Arena] = None):
+        """``arena``: where the terms were built (symint.building), else they are registered anew."""
+        arena = arena if arena is not None else Arena()
+        imported: Dict[int, int] = {}
+        self.var_node: List[int] = [v.n if v.ar is arena else self._var(arena, v, imported) for v in variables]
+        roots = [arena.node(c, imported) for c in constraints]
+        self.op, self.kids = arena.op, arena.kids
+        n = len(self.op)
+        self.lo: List[int] = [-BIG] * n
+        self.hi: List[int] = [BIG] * n
+        self.dirty: List[bool] = [False] * n
+        for v, i in arena.consts.items():
+            self.lo[i] = self.hi[i] = v
+        for i, (lo, hi) in zip(self.var_node, domains):
+            self.lo[i], self.hi[i] = lo, hi
+        self.node_var: Dict[int, int] = {nd: i for i, nd in enumerate(self.var_node)}
+        self.cons: List[List[int]] = []  # per constraint: its inner nodes, children before parents
         self.var_cons: List[List[int]] = [[] for _ in variables]
-        for c in constraints:
-            order, vs = self._order(self._node(c))
+        mark = [0] * n
+        for stamp, r in enumerate(roots, 1):
+            order, vs = self._order(r, mark, stamp)
             for vi in vs:
                 self.var_cons[vi].append(len(self.cons))
             self.cons.append(order)
         self.entailed = [False] * len(self.cons)
 
-    # ---- compilation ------------------------------------------------------------------------
-    def _leaf(self, code: int, lo: int, hi: int) -> int:
-        self.op.append(code)
-        self.kids.append(())
-        self.lo.append(lo)
-        self.hi.append(hi)
-        self.dirty.append(False)
-        return len(self.op) - 1
+    @staticmethod
+    def _var(arena: Arena, v: Term, imported: Dict[int, int]) -> int:
+        arena.op.append(VAR)
+        arena.kids.append(())
+        imported[id(v)] = len(arena.op) - 1
+        return imported[id(v)]
 
-    def _node(self, x) -> int:
-        """The node index of term ``x`` (shared subterms get one node)."""
-        if not isinstance(x, (Term, Pred)):
-            v = int(x)
-            i = self._consts.get(v)
-            if i is None:
-                i = self._consts[v] = self._leaf(CONST, v, v)
-            return i
-        i = self._index.get(id(x))
-        if i is not None:
-            return i
-        if x.op == "var":
-            raise KeyError(f"variable {x.args[0]} is not one of the problem's variables")
-        kids = tuple(self._node(a) for a in x.args)
-        i = self._leaf(CODES[x.op], -BIG, BIG)
-        self.kids[i] = kids
-        self._index[id(x)] = i
-        return i
-
-    def _order(self, root: int):
-        """Inner nodes under ``root`` in post-order, and the variables they mention."""
-        order: List[int] = []
-        vs: List[int] = []
-        seen = set()
+    def _order(self, root: int, mark: List[int], stamp: int):
+        """Inner nodes under ``root`` in index order (a term's children are built, so numbered, before
+        it), and the variables they mention."""
         op, kids, node_var = self.op, self.kids, self.node_var
-
-        def visit(i):
-            seen.add(i)
+        mark[root] = stamp
+        stack = [root]
+        inner: List[int] = []
+        vs: List[int] = []
+        while stack:
+            i = stack.pop()
             code = op[i]
             if code == VAR:
                 vs.append(node_var[i])
-                return
-            if code == CONST:
-                return
-            for k in kids[i]:
-                if k not in seen:
-                    visit(k)
-            order.append(i)
-
-        visit(root)
-        return order, vs
-
-    def node_of(self, x) -> Optional[int]:
-        return self._index.get(id(x))
+            elif code != CONST:
+                inner.append(i)
+                for k in kids[i]:
+                    if mark[k] != stamp:
+                        mark[k] = stamp
+                        stack.append(k)
+        inner.sort()
+        return inner, vs
 
     # ---- domains ----------------------------------------------------------------------------
     def domain(self, vi: int) -> Tuple[int, int]:
@@ -174,20 +153,27 @@ class Network:
         for i in order:
             dirty[i] = False
             code, k = op[i], kids[i]
-            if code == ADD:
-                a, b = k
-                lo[i], hi[i] = _sat(lo[a] + lo[b]), _sat(hi[a] + hi[b])
-            elif code == SUB:
-                a, b = k
-                lo[i], hi[i] = _sat(lo[a] - hi[b]), _sat(hi[a] - lo[b])
-            elif code == MUL:
-                a, b = k
-                al, ah, bl, bh = lo[a], hi[a], lo[b], hi[b]
-                if al == ah and bl == bh:
-                    lo[i] = hi[i] = _sat(al * bl)
+            if code == ITE:
+                c, a, b = k
+                if lo[c] == 1:
+                    lo[i], hi[i] = lo[a], hi[a]
+                elif hi[c] == 0:
+                    lo[i], hi[i] = lo[b], hi[b]
                 else:
-                    ps = (al * bl, al * bh, ah * bl, ah * bh)
-                    lo[i], hi[i] = _sat(min(ps)), _sat(max(ps))
+                    la, lb, ha, hb = lo[a], lo[b], hi[a], hi[b]
+                    lo[i] = la if la < lb else lb
+                    hi[i] = ha if ha > hb else hb
+            elif code == EQ or code == NE:
+                a, b = k
+                la, lb = lo[a], lo[b]
+                if la == hi[a] == lb == hi[b]:
+                    t = 1
+                elif hi[a] < lb or hi[b] < la:
+                    t = 0
+                else:
+                    lo[i], hi[i] = 0, 1
+                    continue
+                lo[i] = hi[i] = t if code == EQ else 1 - t
             elif code == LE or code == LT:
                 a, b = k
                 s = code == LT
@@ -197,28 +183,30 @@ class Network:
                     lo[i] = hi[i] = 0
                 else:
                     lo[i], hi[i] = 0, 1
-            elif code == EQ or code == NE:
+            elif code == MUL:
                 a, b = k
-                if lo[a] == hi[a] == lo[b] == hi[b]:
-                    t = 1
-                elif hi[a] < lo[b] or hi[b] < lo[a]:
-                    t = 0
+                al, ah, bl, bh = lo[a], hi[a], lo[b], hi[b]
+                if al >= 0 and bl >= 0:
+                    x, y = al * bl, ah * bh
                 else:
-                    lo[i], hi[i] = 0, 1
-                    continue
-                lo[i] = hi[i] = t if code == EQ else 1 - t
+                    ps = (al * bl, al * bh, ah * bl, ah * bh)
+                    x, y = min(ps), max(ps)
+                lo[i] = x if x > -BIG else -BIG
+                hi[i] = y if y < BIG else BIG
+            elif code == ADD:
+                a, b = k
+                x, y = lo[a] + lo[b], hi[a] + hi[b]
+                lo[i] = x if x > -BIG else -BIG
+                hi[i] = y if y < BIG else BIG
+            elif code == SUB:
+                a, b = k
+                x, y = lo[a] - hi[b], hi[a] - lo[b]
+                lo[i] = x if x > -BIG else -BIG
+                hi[i] = y if y < BIG else BIG
             elif code == AND:
-                lo[i], hi[i] = min(lo[c] for c in k), min(hi[c] for c in k)
+                lo[i], hi[i] = min([lo[c] for c in k]), min([hi[c] for c in k])
             elif code == OR:
-                lo[i], hi[i] = max(lo[c] for c in k), max(hi[c] for c in k)
-            elif code == ITE:
-                c, a, b = k
-                if lo[c] == 1:
-                    lo[i], hi[i] = lo[a], hi[a]
-                elif hi[c] == 0:
-                    lo[i], hi[i] = lo[b], hi[b]
-                else:
-                    lo[i], hi[i] = min(lo[a], lo[b]), max(hi[a], hi[b])
+                lo[i], hi[i] = max([lo[c] for c in k]), max([hi[c] for c in k])
             elif code == NEG:
                 lo[i], hi[i] = -hi[k[0]], -lo[k[0]]
             elif code == DIV:
@@ -255,7 +243,7 @@ class Network:
         lo[k], hi[k] = nl, nh
         code = self.op[k]
         if code == VAR:
-            if (nh - nl) * 2 <= (oh - ol) or nh - nl < 16:  # small shavings do not re-queue (slow
+            if (nh - nl) * SHRINK <= (oh - ol) or nh == nl:  # small shavings do not re-queue (slow
                 changed.append(self.node_var[k])  # convergence of cyclic bounds); solved() stays exact
         elif code != CONST:
             self.dirty[k] = True
