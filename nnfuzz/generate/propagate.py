@@ -17,8 +17,7 @@ from nnfuzz.abstract.symint import Arena, Pred, Term
 
 BIG = 1 << 100
 ADD, SUB, MUL, NEG, DIV, MOD, ITE, LE, LT, EQ, NE, AND, OR, VAR, CONST = range(15)  # symint.CODES
-REVISE_CAP = 40  # revisions per constraint and propagation before giving up on a fixpoint
-SHRINK = 4  # a domain must shrink to 1/SHRINK of its width (or to one value) to re-queue its constraints
+REVISE_CAP = 6  # revisions per constraint and propagation: slowly converging cycles stop there
 
 
 class Empty(Exception):
@@ -243,8 +242,7 @@ class Network:
         lo[k], hi[k] = nl, nh
         code = self.op[k]
         if code == VAR:
-            if (nh - nl) * SHRINK <= (oh - ol) or nh == nl:  # small shavings do not re-queue (slow
-                changed.append(self.node_var[k])  # convergence of cyclic bounds); solved() stays exact
+            changed.append(self.node_var[k])
         elif code != CONST:
             self.dirty[k] = True
 
@@ -405,6 +403,8 @@ def _mod_fwd(al: int, ah: int, bl: int, bh: int):
         ra, rb = al % m, ah % m
         if ra <= rb:
             return ra, rb
-    if al >= 0 and ah < m:
-        return al, ah
+    if al >= 0:
+        if ah < min(abs(bl), abs(bh)):  # below every divisor: a mod b == a
+            return al, ah
+        return 0, min(ah, m - 1)
     return 0, m - 1
