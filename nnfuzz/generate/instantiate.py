@@ -6,7 +6,8 @@ paper's unknown functions), then the first input's dims, the other attributes, t
 value drawn by attribute binning within the variable's current domain, and the constraints are
 propagated after every choice (nnfuzz/generate/propagate.py). Propagation usually leaves only
 consistent values, so the walk rarely backtracks; when a value empties some domain a few other values
-are tried, then the walk restarts with fresh draws, and the caller asks Z3 when all restarts fail.
+are tried, then the walk restarts with fresh draws and the variable it got stuck at first in the order,
+and the caller asks Z3 when all restarts fail.
 
 Draws are steered by what the constraints say: a variable that must equal a known value (``d == 1``
 or ``d == x.shape[2]`` inside an ``Or`` of broadcasting) is often given that value, and a factor of a
@@ -22,12 +23,14 @@ from nnfuzz.abstract.symint import Pred, Term
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning
-from nnfuzz.generate.propagate import EQ, ITE, MOD, MUL, VAR, Network
+from nnfuzz.generate.propagate import CONST, EQ, ITE, MOD, MUL, VAR, Network
 
 ATTR_BOUND = 1 << 30  # attribute domains before propagation: [-ATTR_BOUND, ATTR_BOUND]
 VALUE_TRIES = 4  # values tried for one variable before the walk restarts
-RESTARTS = 3  # walks before the caller falls back to Z3
+RESTARTS = 4  # walks before the caller falls back to Z3
 DIVISOR_LIMIT = 1 << 14  # divisor and multiple sets are listed for values up to this
+SMALL_DOMAIN = 8  # a variable with fewer values left is tried on every one before the walk gives up
+EXHAUSTED = "exhausted"  # no value of the variable is left (values outside ``Hints.allowed`` cannot work)
 SUGGEST = 0.5  # chance to take a value some equality names instead of a binned draw (first try)
 
 
@@ -116,7 +119,12 @@ def solve(problem: Problem, rng: random.Random, index_bound: int, max_elems: int
     base = net.snapshot()
     for _ in range(RESTARTS):
         net.restore(base)
-        if _walk(net, order, kinds, hints, rng, index_bound) and net.solved():
+        got = _walk(net, order, kinds, hints, rng, index_bound)
+        if got == "unsat":
+            return got
+        if got is not True:  # stuck at variable ``got``: fix it first on the next walk
+            order = [got] + [v for v in order if v != got]
+        elif net.solved():
             vals = [net.domain(i)[0] for i in range(len(variables))]
             shapes, pos = [], n_attr
             for slot, ds in zip(problem.slots, problem.dims_per_slot):
@@ -126,23 +134,32 @@ def solve(problem: Problem, rng: random.Random, index_bound: int, max_elems: int
     return None
 
 
-def _walk(net: Network, order: List[int], kinds: List[str], hints: "Hints", rng, index_bound: int) -> bool:
+def _walk(net: Network, order: List[int], kinds: List[str], hints: "Hints", rng, index_bound: int):
+    """Fix the variables in ``order``: True when all are fixed, the variable where it got stuck, or
+    "unsat" when the first variable chosen has no value left (no decision was made: there is no solution)."""
+    decided = False
     for vi in order:
         lo, hi = net.domain(vi)
         if lo == hi:
             continue
+        small = hi - lo < SMALL_DOMAIN  # small domains are tried out value by value
         tried: List[int] = []
-        for _ in range(VALUE_TRIES):
-            val = _choose(net, vi, kinds[vi], hints, rng, index_bound, tried)
-            if val is None:
-                return False
+        while True:
+            if small and tried:  # after the first (binned) choice: the values left, in random order
+                rest = [v for v in range(lo, hi + 1) if v not in tried]
+                val = rng.choice(rest) if rest else EXHAUSTED
+            else:
+                val = _choose(net, vi, kinds[vi], hints, rng, index_bound, tried)
+            if val is EXHAUSTED:
+                return vi if decided else "unsat"
+            if val is None or (not small and len(tried) >= VALUE_TRIES):
+                return vi
             snap = net.snapshot()
             if net.assign(vi, val):
                 break
             net.restore(snap)
             tried.append(val)
-        else:
-            return False
+        decided = True
     return True
 
 
@@ -153,7 +170,7 @@ def _choose(net: Network, vi: int, kind: str, hints: "Hints", rng, index_bound: 
     if allowed is not None:
         allowed = [v for v in allowed if v not in tried]
         if not allowed:
-            return None
+            return EXHAUSTED
     sugg = [v for v in hints.suggested(vi, lo, hi) if v not in tried and (allowed is None or v in allowed)]
     if sugg and rng.random() < (SUGGEST if not tried else 0.8):
         return rng.choice(sugg)
@@ -189,9 +206,10 @@ class Hints:
     def __init__(self, net: Network):
         self.net = net
         n = len(net.var_node)
-        self.eq: List[List[int]] = [[] for _ in range(n)]  # nodes a variable is compared == with
+        self.eq: List[List[Tuple[int, int]]] = [[] for _ in range(n)]  # (node y, c) with "c * v == y" somewhere
         self.mul: List[List[Tuple[int, List[int]]]] = [[] for _ in range(n)]  # (product node, other factors)
         self.mod: List[List[Tuple[int, int, bool]]] = [[] for _ in range(n)]  # (mod node, other side, is divisor)
+        self.multiple: List[List[int]] = [[] for _ in range(n)]  # nodes d with "v % d == 0" somewhere (an Or)
         op, kids = net.op, net.kids
         used = sorted(set().union(*net.cons))
         under_mul = set()
@@ -204,7 +222,14 @@ class Hints:
                 a, b = kids[i]
                 for x, y in ((a, b), (b, a)):
                     for v in self._branches(x):  # x, or what an If chain (a select) may pick as x
-                        self.eq[net.node_var[v]].append(y)
+                        self.eq[net.node_var[v]].append((y, 1))
+                    if op[x] == MUL:  # c * v == y: v == y / c
+                        p, q = kids[x]
+                        for v, c in ((p, q), (q, p)):
+                            if op[v] == VAR and op[c] == CONST and kids[c][0]:
+                                self.eq[net.node_var[v]].append((y, kids[c][0]))
+                    if op[x] == MOD and op[y] == CONST and kids[y][0] == 0 and op[kids[x][0]] == VAR:
+                        self.multiple[net.node_var[kids[x][0]]].append(kids[x][1])  # v % d == 0
             elif code == MUL and i not in under_mul:
                 factors = self._factors(i)
                 for j, f in enumerate(factors):
@@ -234,10 +259,16 @@ class Hints:
 
     def suggested(self, vi: int, lo: int, hi: int) -> List[int]:
         net, out = self.net, []
-        for y in self.eq[vi]:
+        for y, c in self.eq[vi]:
             v = net.lo[y]
-            if v == net.hi[y] and lo <= v <= hi and v not in out:
-                out.append(v)
+            if v == net.hi[y] and v % c == 0:
+                v //= c
+                if lo <= v <= hi and v not in out:
+                    out.append(v)
+        for d in self.multiple[vi]:
+            m = abs(net.lo[d])
+            if m and net.lo[d] == net.hi[d]:
+                out += [v for v in range(m * max(1, -(-lo // m)), hi + 1, m)[:3] if v not in out]
         return out
 
     def allowed(self, vi: int, lo: int, hi: int) -> Optional[List[int]]:
