@@ -11,6 +11,7 @@ incomplete: ``Network.solved`` is the exact check once every variable is a singl
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from nnfuzz.abstract.symint import Arena, Pred, Term
@@ -55,12 +56,35 @@ class Network:
         self.cons: List[List[int]] = []  # per constraint: its inner nodes, children before parents
         self.var_cons: List[List[int]] = [[] for _ in variables]
         mark = [0] * n
+        self.empty = False
         for stamp, r in enumerate(roots, 1):
+            if self._bound(r):  # a bound on one variable narrows its domain once, for good
+                continue
             order, vs = self._order(r, mark, stamp)
             for vi in vs:
                 self.var_cons[vi].append(len(self.cons))
             self.cons.append(order)
         self.entailed = [False] * len(self.cons)
+
+    def _bound(self, r: int) -> bool:
+        """Apply ``v <= c``, ``c < v``, ``v == c`` (and so on) to the domain of ``v``; False for other constraints."""
+        op, kids, lo, hi = self.op, self.kids, self.lo, self.hi
+        code = op[r]
+        if code not in (LE, LT, EQ):
+            return False
+        a, b = kids[r]
+        if not ((op[a] == VAR and op[b] == CONST) or (op[a] == CONST and op[b] == VAR)):
+            return False
+        s = code == LT
+        if op[a] == VAR:  # v <= c - s
+            c = kids[b][0]
+            lo[a], hi[a] = (max(lo[a], c), min(hi[a], c)) if code == EQ else (lo[a], min(hi[a], c - s))
+            self.empty |= lo[a] > hi[a]
+        else:  # c + s <= v
+            c = kids[a][0]
+            lo[b], hi[b] = (max(lo[b], c), min(hi[b], c)) if code == EQ else (max(lo[b], c + s), hi[b])
+            self.empty |= lo[b] > hi[b]
+        return True
 
     @staticmethod
     def _var(arena: Arena, v: Term, imported: Dict[int, int]) -> int:
@@ -117,14 +141,16 @@ class Network:
     # ---- propagation ------------------------------------------------------------------------
     def propagate(self, queue: Optional[Sequence[int]] = None) -> bool:
         """Revise constraints (all, or ``queue``) until no domain shrinks; False on an empty domain."""
-        pending = list(range(len(self.cons))) if queue is None else [c for c in queue if not self.entailed[c]]
+        if self.empty:
+            return False
+        pending = deque(range(len(self.cons)) if queue is None else [c for c in queue if not self.entailed[c]])
         queued = set(pending)
         budget = REVISE_CAP * max(1, len(self.cons))
         var_cons, entailed = self.var_cons, self.entailed
         try:
             while pending and budget > 0:
                 budget -= 1
-                c = pending.pop(0)
+                c = pending.popleft()
                 queued.discard(c)
                 changed = self._revise(c)
                 if changed is None:
