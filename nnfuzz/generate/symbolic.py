@@ -3,8 +3,9 @@
 Forward: a new op consumes an existing tensor (plus other existing tensors or new placeholders).
 Backward: a new op produces an existing placeholder, its inputs being new placeholders or existing
 tensors that do not depend on that placeholder. Every insertion first tries a few binned guesses
-checked in plain Python; if none fits, the same rules are posed to Z3 with binning preferences.
-Either way the result is re-checked concretely before it enters the graph.
+checked in plain Python; if none fits, its rules are solved by propagation and sampling
+(instantiate.py), and posed to Z3 with binning preferences only when that finds nothing. Either way
+the result is re-checked concretely before it enters the graph.
 
 This file holds the insertion strategies and the Z3 problem; the generator's other parts are mixins
 named for what they hold: pools.py (which op to draw), concrete.py (guesses and the concrete re-check),
