@@ -293,13 +293,16 @@ class Hints:
             x = abs(net.lo[other])
             if is_divisor and x <= DIVISOR_LIMIT:
                 out = _meet(out, _divisors(x, lo, hi))
-            elif not is_divisor and hi - lo <= DIVISOR_LIMIT * x:
+            elif not is_divisor and x > 1 and hi - lo <= DIVISOR_LIMIT * x:
                 out = _meet(out, [m * x for m in range(-(-lo // x), hi // x + 1)])
         return out
 
 
 def _meet(a: Optional[List[int]], b: List[int]) -> List[int]:
-    return b if a is None else [v for v in a if v in b]
+    if a is None:
+        return b
+    keep = set(b)
+    return [v for v in a if v in keep]
 
 
 def _divisors(n: int, lo: int, hi: int) -> List[int]:
