@@ -12,6 +12,9 @@ whenever the divisor is positive, whatever the dividend's sign; they differ only
 divisor: z3 gives ``7 // -2 == -3`` and ``7 % -2 == 1`` where Python gives ``-4`` and ``-1``. So an
 operator that divides requires a positive divisor (``self.stride >= 1``); a division by zero is
 unconstrained in z3 and a ZeroDivisionError in Python. docs/operator-api.md has the table.
+
+Symbolic ints come in two kinds: z3 terms (the Z3 fallback) and nnfuzz.abstract.symint terms (what
+the generator's propagation solver poses first); every helper here accepts either, never a mix.
 """
 from __future__ import annotations
 
@@ -19,17 +22,22 @@ from typing import Iterable, Sequence, Union
 
 import z3
 
-SymInt = Union[int, z3.ArithRef]
-SymBool = Union[bool, z3.BoolRef]
+from nnfuzz.abstract import symint
+from nnfuzz.abstract.symint import Pred, Term
+
+SymInt = Union[int, z3.ArithRef, Term]
+SymBool = Union[bool, z3.BoolRef, Pred]
 
 
 def is_sym(x) -> bool:
-    return isinstance(x, z3.ExprRef)
+    return isinstance(x, (z3.ExprRef, Term))  # a Pred is a z3.BoolRef
 
 
 def If(cond: SymBool, a: SymInt, b: SymInt) -> SymInt:
     if isinstance(cond, bool):
         return a if cond else b
+    if isinstance(cond, Pred):
+        return symint.ite(cond, a, b)
     return z3.If(cond, a, b)
 
 
@@ -43,7 +51,9 @@ def And(*conds: SymBool) -> SymBool:
             rest.append(c)
     if not rest:
         return True
-    return rest[0] if len(rest) == 1 else z3.And(*rest)
+    if len(rest) == 1:
+        return rest[0]
+    return symint.conj(rest) if isinstance(rest[0], Pred) else z3.And(*rest)
 
 
 def Or(*conds: SymBool) -> SymBool:
@@ -56,11 +66,15 @@ def Or(*conds: SymBool) -> SymBool:
             rest.append(c)
     if not rest:
         return False
-    return rest[0] if len(rest) == 1 else z3.Or(*rest)
+    if len(rest) == 1:
+        return rest[0]
+    return symint.disj(rest) if isinstance(rest[0], Pred) else z3.Or(*rest)
 
 
 def Not(cond: SymBool) -> SymBool:
-    return (not cond) if isinstance(cond, bool) else z3.Not(cond)
+    if isinstance(cond, bool):
+        return not cond
+    return symint.negate(cond) if isinstance(cond, Pred) else z3.Not(cond)
 
 
 def Implies(a: SymBool, b: SymBool) -> SymBool:
@@ -95,9 +109,9 @@ z3.ArithRef.__rfloordiv__ = _sym_rfloordiv
 
 def fdiv(a: SymInt, b: SymInt) -> SymInt:
     """``a // b`` (kept for existing operator code: ``//`` works on symbolic ints directly)."""
-    if is_sym(a) or is_sym(b):
+    if isinstance(a, z3.ExprRef) or isinstance(b, z3.ExprRef):
         return a / b
-    return a // b
+    return a // b  # ints, or symint terms (whose // is SMT-LIB div)
 
 
 def cdiv(a: SymInt, b: SymInt) -> SymInt:
@@ -155,11 +169,13 @@ def select(xs: Sequence[SymInt], idx: SymInt) -> SymInt:
 def distinct(xs: Sequence[SymInt]) -> SymBool:
     if all(not is_sym(x) for x in xs):
         return len(set(xs)) == len(xs)
+    if any(isinstance(x, Term) for x in xs):
+        return And(*[xs[i] != xs[j] for i in range(len(xs)) for j in range(i + 1, len(xs))])
     return z3.Distinct(*xs) if len(xs) > 1 else True
 
 
 def simplify(x):
-    return z3.simplify(x) if is_sym(x) else x
+    return z3.simplify(x) if isinstance(x, z3.ExprRef) and not isinstance(x, Pred) else x
 
 
 def _flatten(conds):

@@ -1,7 +1,9 @@
-"""One small Z3 problem per insertion: the new op's attributes and its new placeholders' dims.
+"""The Z3 fallback: one small problem per insertion that propagation and sampling did not settle (and
+every insertion without binning): the new op's attributes and its new placeholders' dims.
 
 Existing tensors are already concrete, so the problem never grows with the graph. Each generator
-owns a fresh z3 Context (made on first use): z3's answers depend on the context's history, so a
+owns a fresh z3 Context, made on first use, so a graph that never needs Z3 makes none (a context
+costs about 3 ms): z3's answers depend on the context's history, so a
 shared context would make a graph depend on the graphs generated before it in the same process. Binning
 preferences are passed as assumptions; those in an unsat core are dropped (a random half on a
 timeout) and the check repeats, down to no preferences at all.

@@ -3,8 +3,9 @@
 Forward: a new op consumes an existing tensor (plus other existing tensors or new placeholders).
 Backward: a new op produces an existing placeholder, its inputs being new placeholders or existing
 tensors that do not depend on that placeholder. Every insertion first tries a few binned guesses
-checked in plain Python; if none fits, the same rules are posed to Z3 with binning preferences.
-Either way the result is re-checked concretely before it enters the graph.
+checked in plain Python; if none fits, its rules are solved by propagation and sampling
+(instantiate.py), and posed to Z3 with binning preferences only when that finds nothing. Either way
+the result is re-checked concretely before it enters the graph.
 
 This file holds the insertion strategies and the Z3 problem; the generator's other parts are mixins
 named for what they hold: pools.py (which op to draw), concrete.py (guesses and the concrete re-check),
@@ -23,7 +24,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
-from nnfuzz.generate import binning
+from nnfuzz.generate import binning, instantiate
 from nnfuzz.generate.opset import op_weight
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
@@ -54,7 +55,11 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         self.uid = 0
         self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
                              tuple(sorted((k, frozenset(v)) for k, v in self.row_limits.items()))))
-        self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
+        # how insertions were settled: a binned guess, propagation and sampling, or Z3; z3_calls counts
+        # the Z3 fallbacks, prop_unsat the insertions propagation proved impossible (Z3 not asked)
+        self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "prop_hits": 0, "z3_hits": 0, "failed": 0,
+                      "z3_calls": 0, "prop_unsat": 0}
+        self._z3_only: set = set()  # op classes whose rules build z3 terms themselves (found in this graph)
         self.values = None  # value-aware generation's hook (nnfuzz/materialize/valueaware.py), if set
 
     # ---- top level ---------------------------------------------------------------------------
@@ -161,6 +166,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
 
     # ---- the insertion itself ----------------------------------------------------------------
     def _insert(self, cls, kw, n_var, slots: List[Slot], target: Optional[str]) -> bool:
+        """Binned guesses checked concretely; else propagation and sampling; else Z3 (``_solve``)."""
         names = cls.sym_param_names(n_var)
         refs = [self.vars[s] for s in slots if isinstance(s, str)] + ([self.vars[target]] if target else [])
         index_bound = max([r.ndims for r in refs] + [s[0] for s in slots if not isinstance(s, str)] + [1]) + 1
@@ -175,14 +181,53 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
                     return self._commit(got, slots, target)
         if not names and all(isinstance(s, str) for s in slots):
             got = self._try_concrete(cls, [], kw, slots, [None] * len(slots), target)  # nothing to solve
+            how = "guess_hits"
         else:
-            got = self._solve(cls, names, kinds, kw, slots, target, index_bound)
+            got, how = self._solve(cls, names, kinds, kw, slots, target, index_bound)
         if got is None:
             return False
-        self.stats["z3_hits"] += 1
+        self.stats[how] += 1
         return self._commit(got, slots, target)
 
     def _solve(self, cls, names, kinds, kw, slots, target, index_bound):
+        """``(insertion or None, stats key)``: by propagation and sampling (nnfuzz/generate/instantiate.py),
+        with Z3 for what that leaves open, for ops whose rules call z3 themselves, and without binning
+        (where the point is Z3's own choice of values)."""
+        if self.policy.binning and cls not in self._z3_only:
+            try:
+                problem = instantiate.pose(self, cls, names, kinds, kw, slots, target)
+            except instantiate.Unposable:
+                self._z3_only.add(cls)  # its rules build z3 terms themselves: Z3 from now on, in this graph
+                problem = "z3"
+            if problem is None:
+                return None, "prop_hits"
+            if problem != "z3":
+                got = instantiate.solve(problem, self.rng, index_bound, self.policy.max_elems)
+                if got == "unsat":
+                    self.stats["prop_unsat"] += 1
+                    return None, "prop_hits"
+                if got is not None:
+                    found = self._checked_solution(cls, names, kw, slots, target, got[0], got[1],
+                                                   "propagation and sampling")
+                    if found is not None:
+                        return found, "prop_hits"
+        self.stats["z3_calls"] += 1
+        return self._solve_z3(cls, names, kinds, kw, slots, target, index_bound), "z3_hits"
+
+    def _checked_solution(self, cls, names, kw, slots, target, attr_vals, shapes, who: str):
+        """The insertion a solver's values give, None if they overshoot the element budget; an op whose
+        concrete rules reject values its symbolic rules accept is an OpDefinitionError."""
+        got, why = self._check_concrete(cls, attr_vals, kw, slots, shapes, target)
+        if got is not None or why == "elems":
+            return got
+        raise OpDefinitionError(
+            f"{cls.name}: {who} found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
+            f"satisfying the symbolic rules, but on those concrete values {why}; type_transfer/requires "
+            "must not branch on symbolic values, and // or % need a divisor that requires keeps >= 1 "
+            "(Z3 and Python differ for negative divisors: docs/operator-api.md)"
+        )
+
+    def _solve_z3(self, cls, names, kinds, kw, slots, target, index_bound):
         """Pose the insertion to Z3. Element bounds are kept linear: first each dim <= max_elems with
         the product checked afterwards; if that overshoots, once more with a random per-dim budget
         (dims <= 2**b_i with sum(b_i) <= log2(max_elems)), which bounds the product exactly."""
@@ -232,16 +277,9 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
                 else:
                     shapes.append(dim_vals[pos: pos + s[0]])
                     pos += s[0]
-            got, why = self._check_concrete(cls, attr_vals, kw, slots, shapes, target)
+            got = self._checked_solution(cls, names, kw, slots, target, attr_vals, shapes, "Z3")
             if got is not None:
                 return got
-            if why != "elems":
-                raise OpDefinitionError(
-                    f"{cls.name}: Z3 found attributes {dict(zip(names, attr_vals))} and input shapes {shapes} "
-                    f"satisfying the symbolic rules, but on those concrete values {why}; type_transfer/requires "
-                    "must not branch on symbolic values, and // or % need a divisor that requires keeps >= 1 "
-                    "(Z3 and Python differ for negative divisors: docs/operator-api.md)"
-                )
         return None
 
     def _budgets(self, tensors: List[AbsTensor]) -> list:

@@ -79,8 +79,9 @@ def _one_hot(op, x):
     v = x.long()
     v = torch.where(v < 0, v + op.depth, v)
     hit = v.unsqueeze(-1) == torch.arange(op.depth, device=x.device)
-    on = torch.tensor(op.values[1], dtype=op.dtype.torch(), device=x.device)
-    off = torch.tensor(op.values[0], dtype=op.dtype.torch(), device=x.device)
+    on = torch.tensor([op.values[1]], dtype=op.dtype.torch(), device=x.device)  # 1-d: the torch exporter
+    # gives a 0-d constant the default float dtype in where(), so a float64 OneHot came out float32
+    off = torch.tensor([op.values[0]], dtype=op.dtype.torch(), device=x.device)
     return torch.movedim(torch.where(hit, on, off), x.dim(), op.axis)  # the new last dim (>= 0: the exporter)
 
 
