@@ -15,6 +15,8 @@ Both are sound: an op without rules only loses precision, never rejects a feasib
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -71,9 +73,29 @@ def for_dtype(dt: DType) -> VRange:
 ZERO = VRange(0.0, 0.0, 0.0, 0.0, True)
 
 
+# True inside quiet_numpy() (per thread and context, as numpy's errstate is): _at need not enter its own
+_quiet: ContextVar[bool] = ContextVar("nnfuzz_ranges_quiet", default=False)
+
+
+@contextmanager
+def quiet_numpy():
+    """Silence numpy's floating-point warnings for a batch of range steps (the overflow of exp(inf)
+    is an answer here, not a problem): one errstate per insertion instead of one per evaluation."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        token = _quiet.set(True)
+        try:
+            yield
+        finally:
+            _quiet.reset(token)
+
+
 def _at(fn, x: float) -> float:
     import numpy as np
 
+    if _quiet.get():
+        return float(fn(np.float64(x)))
     with np.errstate(all="ignore"):
         return float(fn(np.float64(x)))
 
@@ -126,7 +148,8 @@ def domain(*op_classes, index: int = 0, **bounds) -> None:
 
 
 def _lookup(table: OpTable, cls):
-    _load()
+    if not _loaded:
+        _load()
     return table.lookup(cls)
 
 
@@ -154,5 +177,12 @@ def propagate(op, ranges: List[VRange], tensors, n_out: int, names=None) -> List
     return out if len(out) == n_out else [UNKNOWN] * n_out
 
 
+_loaded: list = []  # non-empty once the builtin rules are imported
+
+
 def _load() -> None:
+    from nnfuzz import ops
+
     load_aspect("ranges")
+    if "ranges" in ops._loaded:  # not while the rules' own modules are importing
+        _loaded.append(True)

@@ -1,11 +1,16 @@
 """The graph under construction: its variables and placeholders, committing or undoing an insertion
-(after the value-range check), and the finished GraphIR."""
+(after the value-range check), and the finished GraphIR.
+
+Every per-insertion query is kept independent of the graph's size: vars are indexed by (dtype, rank)
+for candidate lookup, each var knows the instructions that read it (descendants and the value-range
+update walk only the affected cone), and the topological sort is linear (up to a log factor)."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+import heapq
+from typing import Dict, Iterable, List, Optional
 
 from nnfuzz.abstract import arith
-from nnfuzz.abstract.ranges import UNKNOWN, VRange, for_dtype, infeasible, propagate
+from nnfuzz.abstract.ranges import UNKNOWN, VRange, for_dtype, infeasible, propagate, quiet_numpy
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import InternalError
@@ -13,7 +18,17 @@ from nnfuzz.gir import GraphIR, Inst
 
 
 class GraphState:
-    """GraphGenerator's graph bookkeeping (uses its vars, placeholders, insts, ranges, uid, rng, policy)."""
+    """GraphGenerator's graph bookkeeping (uses its vars, placeholders, insts, ranges, uid, rng, policy).
+    ``_reset_state`` sets up the indexes; ``_new_var``/``_forget_var``/``_commit``/``_undo`` keep them."""
+
+    def _reset_state(self) -> None:
+        self.vars: Dict[str, AbsTensor] = {}
+        self.placeholders: List[str] = []
+        self.ranges: Dict[str, VRange] = {}  # var -> value range (policy.value_ranges)
+        self.insts: List[Inst] = []
+        self._by_kind: Dict[tuple, Dict[str, int]] = {}  # (dtype, rank) -> {var: uid}, in creation order
+        self._readers: Dict[str, List[int]] = {}  # var -> indices in insts of the instructions reading it
+        self._cands: Dict[tuple, List[str]] = {}  # memo of _candidates, emptied when vars change
 
     def _commit(self, got, slots, target) -> bool:
         op, inputs, outs = got
@@ -26,7 +41,10 @@ class GraphState:
             at = self.placeholders.index(target)
             self.placeholders.remove(target)
         inst = Inst(op, in_names, out_names)
+        k = len(self.insts)
         self.insts.append(inst)
+        for v in dict.fromkeys(in_names):
+            self._readers.setdefault(v, []).append(k)
         if self.policy.value_ranges and not self._ranges_ok(inst, target):
             self._undo(inst, slots, target, at)
             self.stats["infeasible"] = self.stats.get("infeasible", 0) + 1
@@ -36,17 +54,19 @@ class GraphState:
     def _ranges_ok(self, inst: Inst, target: Optional[str]) -> bool:
         """Value ranges after adding ``inst``: False if some op's domain can no longer hold.
         A forward insertion only needs its own inputs' ranges; a backward one changes what flows
-        into the target's consumers, so the whole graph is re-analysed."""
-        if target is None:
-            return self._range_step(inst, self.ranges)
-        ranges: Dict[str, VRange] = {}
-        for p in self.placeholders:
-            ranges[p] = for_dtype(self.vars[p].dtype)
-        for i in _topo_sort(self.insts, set(self.placeholders)):
-            if not self._range_step(i, ranges):
+        out of the target, so the instructions downstream of it are re-analysed (the rest keep theirs)."""
+        with quiet_numpy():
+            if target is None:
+                return self._range_step(inst, self.ranges)
+            fresh: Dict[str, VRange] = _Overlay(self.ranges)
+            if not self._range_step(inst, fresh):
                 return False
-        self.ranges = ranges
-        return True
+            cone = sorted({k for v in self._descendants(target) for k in self._readers.get(v, ())})
+            for i in _topo_sort([self.insts[k] for k in cone]):
+                if not self._range_step(i, fresh):
+                    return False
+            self.ranges.update(fresh.new)
+            return True
 
     def _range_step(self, inst: Inst, ranges: Dict[str, VRange]) -> bool:
         ts = [self.vars[v] for v in inst.inputs]
@@ -59,37 +79,69 @@ class GraphState:
 
     def _undo(self, inst: Inst, slots, target, at) -> None:
         self.insts.pop()
+        for v in dict.fromkeys(inst.inputs):
+            readers = self._readers[v]
+            readers.pop()  # the undone instruction is the last to read it
+            if not readers:
+                del self._readers[v]
         for s, v in zip(slots, inst.inputs):
             if not isinstance(s, str):
                 self.placeholders.remove(v)
-                del self.vars[v]
+                self._forget_var(v)
         if target is None:
             for v in inst.outputs:
-                del self.vars[v]
+                self._forget_var(v)
         else:
             self.placeholders.insert(at, target)
 
-    def _candidates(self, dtype: DType, viable) -> List[str]:
-        return [v for v, t in self.vars.items() if t.dtype == dtype and t.ndims in viable]
+    def _candidates(self, dtype: DType, viable: Iterable[int]) -> List[str]:
+        """Existing vars of ``dtype`` with a rank in ``viable``, in creation order."""
+        key = (dtype, tuple(viable))
+        hit = self._cands.get(key)
+        if hit is None:
+            runs = [self._by_kind.get((dtype, r)) for r in key[1]]
+            runs = [r for r in runs if r]
+            if len(runs) == 1:
+                hit = list(runs[0])
+            else:
+                hit = [v for _, v in sorted((u, v) for run in runs for v, u in run.items())]
+            self._cands[key] = hit
+        return hit
 
     def _descendants(self, var: str) -> set:
+        """``var`` and every var computed from it."""
         out = {var}
-        changed = True  # instructions are not in topological order yet: iterate to a fixed point
-        while changed:
-            changed = False
-            for inst in self.insts:
-                if any(v in out for v in inst.inputs) and not all(v in out for v in inst.outputs):
-                    out.update(inst.outputs)
-                    changed = True
+        todo = [var]
+        while todo:
+            for k in self._readers.get(todo.pop(), ()):
+                for v in self.insts[k].outputs:
+                    if v not in out:
+                        out.add(v)
+                        todo.append(v)
         return out
 
     def _new_var(self, t: AbsTensor, placeholder: bool = False) -> str:
         self.uid += 1
         name = f"{'p' if placeholder else 'v'}{self.uid}"
         self.vars[name] = t
+        self._by_kind.setdefault((t.dtype, len(t.shape)), {})[name] = self.uid
+        self._cands.clear()
         if placeholder:
             self.placeholders.append(name)
         return name
+
+    def _forget_var(self, name: str) -> None:
+        t = self.vars.pop(name)
+        kind = (t.dtype, len(t.shape))
+        run = self._by_kind[kind]
+        del run[name]
+        if not run:
+            del self._by_kind[kind]
+        self._cands.clear()
+
+    def _kinds(self) -> frozenset:
+        """The (dtype, rank) pairs of the existing vars."""
+        return frozenset(self._by_kind)
 
     def _finalize(self) -> GraphIR:
         insts = _topo_sort(self.insts, set(self.placeholders))
@@ -97,7 +149,8 @@ class GraphState:
         weights = [p for p in placeholders if self.rng.random() < self.policy.weight_prob]
         if len(weights) == len(placeholders):
             weights = weights[1:]
-        inputs = [p for p in placeholders if p not in weights]
+        weight_set = set(weights)
+        inputs = [p for p in placeholders if p not in weight_set]
         consumed = {v for i in insts for v in i.inputs}
         outputs = [v for i in insts for v in i.outputs if v not in consumed]
         rename: Dict[str, str] = {}
@@ -105,9 +158,11 @@ class GraphState:
             rename[v] = f"i{k}"
         for k, v in enumerate(weights):
             rename[v] = f"w{k}"
+        n = 0
         for i in insts:
             for v in i.outputs:
-                rename[v] = f"v{len(rename) - len(inputs) - len(weights)}"
+                rename[v] = f"v{n}"
+                n += 1
         gir = GraphIR(
             vars={rename[v]: self.vars[v] for v in rename},
             inputs=[rename[v] for v in inputs],
@@ -118,17 +173,48 @@ class GraphState:
         return gir.check()
 
 
-def _topo_sort(insts: List[Inst], placeholders: set) -> List[Inst]:
-    ready = set(placeholders)
-    pending = list(insts)
+class _Overlay(dict):
+    """Ranges written during one check, read over the committed ones (which stay untouched until
+    the check passes)."""
+
+    def __init__(self, base: Dict[str, VRange]):
+        super().__init__()
+        self.base = base
+
+    def get(self, key, default=None):
+        return dict.get(self, key) or self.base.get(key, default)
+
+    @property
+    def new(self) -> dict:
+        return dict(self)
+
+
+def _topo_sort(insts: List[Inst], ready: Optional[set] = None) -> List[Inst]:
+    """``insts`` in dependency order, taking at each step the earliest (in list order) whose inputs are
+    all available. Inputs are available if in ``ready`` or computed by an instruction already taken;
+    with ``ready`` None, every input no instruction in ``insts`` computes is available."""
+    producer = {v: k for k, inst in enumerate(insts) for v in inst.outputs}
+    waiting: List[int] = []
+    readers: Dict[str, List[int]] = {}
+    heap = []
+    for k, inst in enumerate(insts):
+        deps = {v for v in inst.inputs if (v not in ready if ready is not None else v in producer)}
+        for v in deps:
+            readers.setdefault(v, []).append(k)
+        waiting.append(len(deps))
+        if not deps:
+            heap.append(k)
+    heapq.heapify(heap)
     out: List[Inst] = []
-    while pending:
-        for k, inst in enumerate(pending):
-            if all(v in ready for v in inst.inputs):
-                out.append(inst)
-                ready.update(inst.outputs)
-                del pending[k]
-                break
-        else:
-            raise InternalError("generated graph has a cycle: " + ", ".join(repr(i.op) for i in pending))
+    while heap:
+        inst = insts[heapq.heappop(heap)]
+        out.append(inst)
+        for v in inst.outputs:
+            for k in readers.get(v, ()):
+                waiting[k] -= 1
+                if not waiting[k]:
+                    heapq.heappush(heap, k)
+    if len(out) != len(insts):
+        pending = [i for k, i in enumerate(insts) if waiting[k]]
+        raise InternalError("generated graph has a cycle or an undefined input: " + ", ".join(repr(i.op) for i in pending))
     return out

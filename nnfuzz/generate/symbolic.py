@@ -24,7 +24,7 @@ from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning
-from nnfuzz.generate.opset import op_weight
+from nnfuzz.generate.opset import op_weights
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.generate.concrete import ConcreteChecks
@@ -44,16 +44,12 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         self.row_limits = rows or {}
         self.rng = random.Random(policy.seed)
         self.ops = list(ops)
-        self.op_weights = [op_weight(c, policy) for c in self.ops]
+        self.op_weights = op_weights(self.ops, policy)
         self.allowed = policy.dtype_set
         self.solver = LocalSolver(policy.solver_timeout_ms, self.rng)
-        self.vars: Dict[str, AbsTensor] = {}
-        self.placeholders: List[str] = []
-        self.ranges: Dict[str, VRange] = {}  # var -> value range (policy.value_ranges)
-        self.insts: List[Inst] = []
+        self._reset_state()
         self.uid = 0
-        self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
-                             tuple(sorted((k, frozenset(v)) for k, v in self.row_limits.items()))))
+        self._init_pools()
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "z3_hits": 0, "failed": 0}
 
     # ---- top level ---------------------------------------------------------------------------
@@ -71,8 +67,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
                 failures += 1
                 self.stats["failed"] += 1
                 if not self.insts and failures % 10 == 0:  # the first tensor suits nothing: start over
-                    self.vars.clear()
-                    self.placeholders.clear()
+                    self._reset_state()
                     self._seed_placeholder()
         if not self.insts:
             raise ConstraintError(
