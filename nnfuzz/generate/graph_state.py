@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 from typing import Dict, Iterable, List, Optional
 
-from nnfuzz.abstract import arith
 from nnfuzz.abstract.ranges import UNKNOWN, VRange, for_dtype, infeasible, propagate, quiet_numpy
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.abstract.dtype import DType
@@ -26,7 +25,8 @@ class GraphState:
         self.placeholders: List[str] = []
         self.ranges: Dict[str, VRange] = {}  # var -> value range (policy.value_ranges)
         self.insts: List[Inst] = []
-        self._by_kind: Dict[tuple, Dict[str, int]] = {}  # (dtype, rank) -> {var: uid}, in creation order
+        self._by_dtype: Dict[DType, Dict[str, int]] = {}  # dtype -> {var: rank}, in creation order
+        self._ranks: Dict[DType, Dict[int, int]] = {}  # dtype -> {rank: number of vars}
         self._readers: Dict[str, List[int]] = {}  # var -> indices in insts of the instructions reading it
         self._cands: Dict[tuple, List[str]] = {}  # memo of _candidates, emptied when vars change
 
@@ -71,7 +71,7 @@ class GraphState:
     def _range_step(self, inst: Inst, ranges: Dict[str, VRange]) -> bool:
         ts = [self.vars[v] for v in inst.inputs]
         rs = [ranges.get(v) or for_dtype(t.dtype) for v, t in zip(inst.inputs, ts)]
-        rs = [r if arith.prod([int(d) for d in t.shape]) else UNKNOWN for r, t in zip(rs, ts)]
+        rs = [UNKNOWN if 0 in t.shape else r for r, t in zip(rs, ts)]  # an empty tensor holds no values
         if infeasible(inst.op, rs):
             return False
         ranges.update(zip(inst.outputs, propagate(inst.op, rs, ts, len(inst.outputs), inst.inputs)))
@@ -95,18 +95,17 @@ class GraphState:
             self.placeholders.insert(at, target)
 
     def _candidates(self, dtype: DType, viable: Iterable[int]) -> List[str]:
-        """Existing vars of ``dtype`` with a rank in ``viable``, in creation order."""
-        key = (dtype, tuple(viable))
+        """Existing vars of ``dtype`` with a rank in ``viable``, in creation order (do not modify: shared)."""
+        key = (dtype, viable if isinstance(viable, tuple) else tuple(viable))
         hit = self._cands.get(key)
         if hit is None:
-            runs = [self._by_kind.get((dtype, r)) for r in key[1]]
-            runs = [r for r in runs if r]
-            if len(runs) == 1:
-                hit = list(runs[0])
-            else:
-                hit = [v for _, v in sorted((u, v) for run in runs for v, u in run.items())]
-            self._cands[key] = hit
+            hit = self._cands[key] = [v for v, r in self._by_dtype.get(dtype, {}).items() if r in viable]
         return hit
+
+    def _has_candidate(self, dtype: DType, viable: Iterable[int]) -> bool:
+        """Whether ``_candidates(dtype, viable)`` is non-empty."""
+        ranks = self._ranks.get(dtype)
+        return ranks is not None and not ranks.keys().isdisjoint(viable)
 
     def _descendants(self, var: str) -> set:
         """``var`` and every var computed from it."""
@@ -124,7 +123,10 @@ class GraphState:
         self.uid += 1
         name = f"{'p' if placeholder else 'v'}{self.uid}"
         self.vars[name] = t
-        self._by_kind.setdefault((t.dtype, len(t.shape)), {})[name] = self.uid
+        rank = len(t.shape)
+        self._by_dtype.setdefault(t.dtype, {})[name] = rank
+        ranks = self._ranks.setdefault(t.dtype, {})
+        ranks[rank] = ranks.get(rank, 0) + 1
         self._cands.clear()
         if placeholder:
             self.placeholders.append(name)
@@ -132,16 +134,16 @@ class GraphState:
 
     def _forget_var(self, name: str) -> None:
         t = self.vars.pop(name)
-        kind = (t.dtype, len(t.shape))
-        run = self._by_kind[kind]
-        del run[name]
-        if not run:
-            del self._by_kind[kind]
+        rank = self._by_dtype[t.dtype].pop(name)
+        ranks = self._ranks[t.dtype]
+        ranks[rank] -= 1
+        if not ranks[rank]:
+            del ranks[rank]
         self._cands.clear()
 
     def _kinds(self) -> frozenset:
         """The (dtype, rank) pairs of the existing vars."""
-        return frozenset(self._by_kind)
+        return frozenset((dt, r) for dt, ranks in self._ranks.items() for r in ranks)
 
     def _finalize(self) -> GraphIR:
         insts = _topo_sort(self.insts, set(self.placeholders))

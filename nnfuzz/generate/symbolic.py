@@ -100,16 +100,14 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         cls, kw, n_var, skel = self._draw_op(self._consumers_pool())
         if skel is None:
             return False
-        options = []  # (row, candidates per slot) for rows where some slot can take an existing tensor
-        for r in self._rows(skel):
-            row = skel.in_dtypes[r]
-            cands = [[] if i in skel.weight_inputs else self._candidates(row[i], skel.inp_ranks[i])
-                     for i in range(skel.n_inputs)]
-            if any(cands):
-                options.append((row, cands))
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        options = [row for row in (skel.in_dtypes[r] for r in self._rows(skel))  # rows where some slot can
+                   if any(i not in weights and self._has_candidate(row[i], ranks[i])  # take an existing tensor
+                          for i in range(len(ranks)))]
         if not options:
             return False
-        in_row, cands = self.rng.choice(options)
+        in_row = self.rng.choice(options)
+        cands = [[] if i in weights else self._candidates(in_row[i], ranks[i]) for i in range(len(ranks))]
         live = [i for i, c in enumerate(cands) if c]
         anchor = self.rng.choice(live)
         slots: List[Optional[Slot]] = [None] * skel.n_inputs
