@@ -15,10 +15,11 @@ Both are sound: an op without rules only loses precision, never rejects a feasib
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import List, Optional
+
+import numpy as np
 
 from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
@@ -77,23 +78,23 @@ ZERO = VRange(0.0, 0.0, 0.0, 0.0, True)
 _quiet: ContextVar[bool] = ContextVar("nnfuzz_ranges_quiet", default=False)
 
 
-@contextmanager
-def quiet_numpy():
+class quiet_numpy:
     """Silence numpy's floating-point warnings for a batch of range steps (the overflow of exp(inf)
     is an answer here, not a problem): one errstate per insertion instead of one per evaluation."""
-    import numpy as np
 
-    with np.errstate(all="ignore"):
-        token = _quiet.set(True)
-        try:
-            yield
-        finally:
-            _quiet.reset(token)
+    __slots__ = ("_state", "_token")
+
+    def __enter__(self):
+        self._state = np.errstate(all="ignore")
+        self._state.__enter__()
+        self._token = _quiet.set(True)
+
+    def __exit__(self, *exc):
+        _quiet.reset(self._token)
+        self._state.__exit__(*exc)
 
 
 def _at(fn, x: float) -> float:
-    import numpy as np
-
     if _quiet.get():
         return float(fn(np.float64(x)))
     with np.errstate(all="ignore"):

@@ -50,28 +50,49 @@ class OpPools:
         """The (ops, weights, cumulative weights) that ``fits`` admits, cached under ``key``."""
         key = (self._ops_key, key)
         hit = _POOL_CACHE.get(key)
-        if hit is None and fits is None:
-            hit = _POOL_CACHE[key] = {c: self._takes(c) for c in self.ops}
-        elif hit is None:
-            pairs = [(c, w) for c, w in zip(self.ops, self.op_weights) if fits(c)]
-            weights = [w for _, w in pairs]
-            hit = _POOL_CACHE[key] = ([c for c, _ in pairs], weights, list(accumulate(weights)))
-            if len(_POOL_CACHE) > 20000:
-                _POOL_CACHE.clear()
+        if hit is None:
+            hit = _POOL_CACHE[key] = self._sub_pool([fits(c) for c in self.ops])
         return hit
+
+    def _sub_pool(self, keep) -> tuple:
+        if len(_POOL_CACHE) > 20000:
+            _POOL_CACHE.clear()
+        pairs = [(c, w) for c, w, k in zip(self.ops, self.op_weights, keep) if k]
+        weights = [w for _, w in pairs]
+        return [c for c, _ in pairs], weights, list(accumulate(weights))
 
     def _consumers_pool(self):
         """Ops whose class tables say they can take some existing tensor as some input."""
         kinds = self._kinds()
-        hit = _POOL_CACHE.get((self._ops_key, ("in", kinds)))
-        if hit is not None:
-            return hit
-        takes = self._pool(("takes",), None)
+        key = (self._ops_key, "in", kinds)
+        hit = _POOL_CACHE.get(key)
+        if hit is None:  # the ops taking any of these kinds: a union of per-kind bit masks
+            always, masks = self._kind_masks()
+            mask = always
+            for k in kinds:
+                mask |= masks.get(k, 0)
+            mkey = (self._ops_key, "mask", mask)
+            hit = _POOL_CACHE.get(mkey)
+            if hit is None:
+                hit = _POOL_CACHE[mkey] = self._sub_pool([mask >> i & 1 for i in range(len(self.ops))])
+            _POOL_CACHE[key] = hit
+        return hit
 
-        def fits(cls) -> bool:
-            return takes[cls] is None or not takes[cls].isdisjoint(kinds)
-
-        return self._pool(("in", kinds), fits)
+    def _kind_masks(self):
+        """(ops accepting any tensor, {(dtype, rank): ops accepting it}) as bit masks over self.ops."""
+        key = (self._ops_key, "masks")
+        hit = _POOL_CACHE.get(key)
+        if hit is None:
+            always, masks = 0, {}
+            for i, c in enumerate(self.ops):
+                takes = self._takes(c)
+                if takes is None:
+                    always |= 1 << i
+                else:
+                    for k in takes:
+                        masks[k] = masks.get(k, 0) | 1 << i
+            hit = _POOL_CACHE[key] = (always, masks)
+        return hit
 
     def _takes(self, cls):
         """The (dtype, rank) pairs ``cls``'s class tables accept on some input (None: per instance)."""
