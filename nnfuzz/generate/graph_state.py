@@ -54,19 +54,28 @@ class GraphState:
     def _ranges_ok(self, inst: Inst, target: Optional[str]) -> bool:
         """Value ranges after adding ``inst``: False if some op's domain can no longer hold.
         A forward insertion only needs its own inputs' ranges; a backward one changes what flows
-        out of the target, so the instructions downstream of it are re-analysed (the rest keep theirs)."""
+        out of the target, so the instructions downstream of it whose input ranges change are
+        re-analysed, in dependency order (the rest keep theirs: the rules are pure functions)."""
         with quiet_numpy():
             if target is None:
                 return self._range_step(inst, self.ranges)
-            fresh: Dict[str, VRange] = _Overlay(self.ranges)
-            if not self._range_step(inst, fresh):
+            changed = _Overlay(self.ranges)
+            if not self._range_step(inst, changed):
                 return False
-            cone = sorted({k for v in self._descendants(target) for k in self._readers.get(v, ())})
-            for i in _topo_sort([self.insts[k] for k in cone]):
-                if not self._range_step(i, fresh):
-                    return False
-            self.ranges.update(fresh.new)
+            if changed[target] != self._range_of(target):
+                cone = sorted({k for v in self._descendants(target) for k in self._readers.get(v, ())})
+                for i in _topo_sort([self.insts[k] for k in cone]):
+                    if any(v in changed for v in i.inputs):
+                        outs = _Overlay(changed)
+                        if not self._range_step(i, outs):
+                            return False
+                        changed.update((v, r) for v, r in outs.items() if r != self._range_of(v))
+            self.ranges.update(changed)
             return True
+
+    def _range_of(self, var: str) -> VRange:
+        """The committed value range of ``var``."""
+        return self.ranges.get(var) or for_dtype(self.vars[var].dtype)
 
     def _range_step(self, inst: Inst, ranges: Dict[str, VRange]) -> bool:
         ts = [self.vars[v] for v in inst.inputs]
@@ -185,10 +194,6 @@ class _Overlay(dict):
 
     def get(self, key, default=None):
         return dict.get(self, key) or self.base.get(key, default)
-
-    @property
-    def new(self) -> dict:
-        return dict(self)
 
 
 def _topo_sort(insts: List[Inst], ready: Optional[set] = None) -> List[Inst]:
