@@ -5,8 +5,8 @@ mean ms per inserted operator (flat in graph size when no step of an insertion s
 for 10 and 30 nodes also models per second (generation + torch build + eager run + ONNX + checker) for
 both ONNX paths (written directly with drawn opsets and spellings, and torch's exporter), each the
 median of several runs; the median cost of writing one model's ONNX by each path (without and with the
-full checker and strict shape inference); then the number of distinct (op, attribute, value) triples over the same seeds with
-binning on and off.
+full checker and strict shape inference); then the number of distinct (op, attribute, value) triples
+over the same seeds with binning on and off.
 
     python benchmarks/gen_throughput.py [--seconds 10] [--runs 3] [--models 200]
 """
