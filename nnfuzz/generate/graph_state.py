@@ -29,6 +29,7 @@ class GraphState:
         self._ranks: Dict[DType, Dict[int, int]] = {}  # dtype -> {rank: number of vars}
         self._readers: Dict[str, List[int]] = {}  # var -> indices in insts of the instructions reading it
         self._cands: Dict[tuple, List[str]] = {}  # memo of _candidates, emptied when vars change
+        self._kinds_memo: Optional[frozenset] = None  # memo of _kinds, reset when a kind comes or goes
 
     def _commit(self, got, slots, target) -> bool:
         op, inputs, outs = got
@@ -135,7 +136,10 @@ class GraphState:
         rank = len(t.shape)
         self._by_dtype.setdefault(t.dtype, {})[name] = rank
         ranks = self._ranks.setdefault(t.dtype, {})
-        ranks[rank] = ranks.get(rank, 0) + 1
+        if rank not in ranks:
+            ranks[rank] = 0
+            self._kinds_memo = None
+        ranks[rank] += 1
         self._cands.clear()
         if placeholder:
             self.placeholders.append(name)
@@ -148,11 +152,14 @@ class GraphState:
         ranks[rank] -= 1
         if not ranks[rank]:
             del ranks[rank]
+            self._kinds_memo = None
         self._cands.clear()
 
     def _kinds(self) -> frozenset:
         """The (dtype, rank) pairs of the existing vars."""
-        return frozenset((dt, r) for dt, ranks in self._ranks.items() for r in ranks)
+        if self._kinds_memo is None:
+            self._kinds_memo = frozenset((dt, r) for dt, ranks in self._ranks.items() for r in ranks)
+        return self._kinds_memo
 
     def _finalize(self) -> GraphIR:
         insts = _topo_sort(self.insts, set(self.placeholders))
