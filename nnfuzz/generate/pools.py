@@ -20,7 +20,6 @@ _OP_SET_IDS: Dict[tuple, int] = {}
 # (op class, allowed dtypes, row limit) -> (class in_dtypes, class out_dtypes, row indices)
 _ROWS_CACHE: Dict[tuple, tuple] = {}
 _INSTANCE_TABLES: Dict[type, bool] = {}
-CHOICE_TRIES = 4  # draws of an op's choices when its tables depend on them (see _draw_op)
 
 
 class OpPools:
@@ -33,28 +32,19 @@ class OpPools:
         self._ops_key = _OP_SET_IDS.setdefault(key, len(_OP_SET_IDS))
         self._all_pool = (self.ops, self.op_weights, list(accumulate(self.op_weights)))
 
-    def _draw_op(self, pool=None, fits=None):
-        """Draw an op class by weight from ``pool`` (default: all), its choices and a skeleton.
-
-        An op whose rank or dtype tables depend on its choices (``Tile``'s rank is its number of
-        repeats) gets up to CHOICE_TRIES draws of them for a skeleton that ``fits`` admits (one that
-        can take, or produce, the tensors at hand): the choices are drawn from those that fit, where
-        one draw of them would mostly fail the whole insertion. Returns skeleton None if none fits."""
+    def _draw_op(self, pool=None):
+        """Draw an op class by weight from ``pool`` (default: all), its choices and a skeleton."""
         ops, _, cum = pool if pool is not None else self._all_pool
         if not ops:
             return None, None, 0, None
         cls = self.rng.choices(ops, cum_weights=cum)[0]
-        tries = CHOICE_TRIES if fits is not None and _instance_tables(cls) else 1
-        for _ in range(tries):
-            kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
-            n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
-            try:
-                skel = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
-            except ConstraintError:
-                continue
-            if fits is None or fits(skel):
-                return cls, kw, n_var, skel
-        return cls, kw, n_var, None
+        kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
+        n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
+        try:
+            skel = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
+        except ConstraintError:
+            return cls, kw, n_var, None
+        return cls, kw, n_var, skel
 
     def _pool(self, key, fits):
         """The (ops, weights, cumulative weights) that ``fits`` admits, cached under ``key``."""

@@ -97,17 +97,16 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
 
     # ---- insertion strategies ----------------------------------------------------------------
     def _forward(self) -> bool:
-        options: list = []  # the dtype rows of the skeleton drawn in which it can take existing tensors
-
-        def takes_some(skel) -> bool:
-            options[:] = self._takes_some(skel)
-            return bool(options)
-
-        cls, kw, n_var, skel = self._draw_op(self._consumers_pool(), takes_some)
+        cls, kw, n_var, skel = self._draw_op(self._consumers_pool())
         if skel is None:
             return False
-        in_row = self.rng.choice(options)
         ranks, weights = skel.inp_ranks, skel.weight_inputs
+        options = [row for row in (skel.in_dtypes[r] for r in self._rows(skel))  # rows where some slot can
+                   if any(i not in weights and self._has_candidate(row[i], ranks[i])  # take an existing tensor
+                          for i in range(len(ranks)))]
+        if not options:
+            return False
+        in_row = self.rng.choice(options)
         cands = [[] if i in weights else self._candidates(in_row[i], ranks[i]) for i in range(len(ranks))]
         live = [i for i, c in enumerate(cands) if c]
         anchor = self.rng.choice(live)
@@ -124,22 +123,13 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
                 slots[i] = (self._placeholder_rank(skel, i, arank), in_row[i])
         return self._insert(cls, kw, n_var, slots, target=None)
 
-    def _takes_some(self, skel) -> list:
-        """The dtype rows of ``skel`` in which some input slot can take an existing tensor."""
-        ranks, weights = skel.inp_ranks, skel.weight_inputs
-        return [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
-                if any(i not in weights and self._has_candidate(row[i], ranks[i]) for i in range(len(ranks)))]
-
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)
         t = self.vars[target]
-
-        def produces(skel) -> bool:
-            return skel.n_outputs == 1 and t.ndims in skel.out_ranks[0] and any(
-                skel.out_dtypes[i] == (t.dtype,) for i in self._rows(skel))
-
-        cls, kw, n_var, skel = self._draw_op(self._producers_pool(t), produces)
-        if skel is None:
+        cls, kw, n_var, skel = self._draw_op(self._producers_pool(t))
+        if skel is None or skel.n_outputs != 1 or t.ndims not in skel.out_ranks[0]:
+            return False
+        if not any(o == (t.dtype,) for o in (skel.out_dtypes[i] for i in self._rows(skel))):
             return False
         try:
             pairs = skel.checked_deduct([t], self.rng)
