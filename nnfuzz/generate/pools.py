@@ -38,7 +38,7 @@ class OpPools:
         if not ops:
             return None, None, 0, None
         cls = self.rng.choices(ops, cum_weights=cum)[0]
-        kw = {k: self.rng.choice(list(cls.attr_choices[k])) for k in cls._kw_params}
+        kw = {k: self.rng.choice(_seq(cls.attr_choices[k])) for k in cls._kw_params}
         n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
         try:
             skel = cls(*([1] * len(cls.sym_param_names(n_var))), **kw)
@@ -121,6 +121,11 @@ class OpPools:
         if hit is None or hit[0] is not cls.in_dtypes or hit[1] is not cls.out_dtypes:
             hit = _ROWS_CACHE[key] = (cls.in_dtypes, cls.out_dtypes, allowed_rows(cls, self.allowed, limit))
         return hit[2]
+
+
+def _seq(choices):
+    """``choices`` as a sequence ``rng.choice`` draws from as it would from ``list(choices)``."""
+    return choices if isinstance(choices, (list, tuple, range)) else list(choices)
 
 
 def _instance_tables(cls) -> bool:

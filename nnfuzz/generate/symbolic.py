@@ -32,6 +32,10 @@ from nnfuzz.generate.graph_state import GraphState
 from nnfuzz.generate.pools import OpPools
 from nnfuzz.gir import GraphIR, Inst
 
+# (op set, op class, kinds of the existing vars) -> _takes_some's rows, for skeletons with class tables
+_TAKES_SOME: Dict[tuple, list] = {}
+_PER_INSTANCE = frozenset({"in_dtypes", "inp_dtypes", "out_dtypes", "inp_ranks", "weight_inputs"})
+
 # An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
 Slot = Union[str, Tuple[int, DType]]
 
@@ -100,13 +104,11 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         cls, kw, n_var, skel = self._draw_op(self._consumers_pool())
         if skel is None:
             return False
-        ranks, weights = skel.inp_ranks, skel.weight_inputs
-        options = [row for row in (skel.in_dtypes[r] for r in self._rows(skel))  # rows where some slot can
-                   if any(i not in weights and self._has_candidate(row[i], ranks[i])  # take an existing tensor
-                          for i in range(len(ranks)))]
+        options = self._takes_some(skel)
         if not options:
             return False
         in_row = self.rng.choice(options)
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
         cands = [[] if i in weights else self._candidates(in_row[i], ranks[i]) for i in range(len(ranks))]
         live = [i for i, c in enumerate(cands) if c]
         anchor = self.rng.choice(live)
@@ -122,6 +124,25 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
             else:
                 slots[i] = (self._placeholder_rank(skel, i, arank), in_row[i])
         return self._insert(cls, kw, n_var, slots, target=None)
+
+    def _takes_some(self, skel) -> list:
+        """The dtype rows of ``skel`` in which some input slot can take an existing tensor (do not
+        modify: shared). Cached per (op set, class, kinds of the existing vars) unless the instance
+        set its own tables."""
+        key = None
+        if _PER_INSTANCE.isdisjoint(skel.__dict__):
+            key = (self._ops_key, type(skel), self._kinds())
+            hit = _TAKES_SOME.get(key)
+            if hit is not None:
+                return hit
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        rows = [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
+                if any(i not in weights and self._has_candidate(row[i], ranks[i]) for i in range(len(ranks)))]
+        if key is not None:
+            if len(_TAKES_SOME) > 50000:
+                _TAKES_SOME.clear()
+            _TAKES_SOME[key] = rows
+        return rows
 
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)
