@@ -32,8 +32,8 @@ from nnfuzz.generate.graph_state import GraphState
 from nnfuzz.generate.pools import OpPools
 from nnfuzz.gir import GraphIR, Inst
 
-# (op set, op class, kinds of the existing vars) -> _takes_some's rows, for skeletons with class tables
-_TAKES_SOME: Dict[tuple, list] = {}
+# (op set, op class) -> [(dtype row, kinds its input slots accept)], for skeletons with class tables
+_ROW_KINDS: Dict[tuple, list] = {}
 _PER_INSTANCE = frozenset({"in_dtypes", "inp_dtypes", "out_dtypes", "inp_ranks", "weight_inputs"})
 
 # An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
@@ -126,23 +126,26 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         return self._insert(cls, kw, n_var, slots, target=None)
 
     def _takes_some(self, skel) -> list:
-        """The dtype rows of ``skel`` in which some input slot can take an existing tensor (do not
-        modify: shared). Cached per (op set, class, kinds of the existing vars) unless the instance
-        set its own tables."""
-        key = None
-        if _PER_INSTANCE.isdisjoint(skel.__dict__):
-            key = (self._ops_key, type(skel), self._kinds())
-            hit = _TAKES_SOME.get(key)
-            if hit is not None:
-                return hit
+        """The dtype rows of ``skel`` in which some input slot can take an existing tensor."""
+        if _PER_INSTANCE.isdisjoint(skel.__dict__):  # class tables: each row's takeable kinds, cached
+            key = (self._ops_key, type(skel))
+            table = _ROW_KINDS.get(key)
+            if table is None:
+                table = _ROW_KINDS[key] = self._row_kinds(skel)
+            kinds = self._kinds()
+            return [row for row, takes in table if not takes.isdisjoint(kinds)]
         ranks, weights = skel.inp_ranks, skel.weight_inputs
-        rows = [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
+        return [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
                 if any(i not in weights and self._has_candidate(row[i], ranks[i]) for i in range(len(ranks)))]
-        if key is not None:
-            if len(_TAKES_SOME) > 50000:
-                _TAKES_SOME.clear()
-            _TAKES_SOME[key] = rows
-        return rows
+
+    def _row_kinds(self, skel) -> list:
+        """(row, the (dtype, rank) kinds its non-weight input slots accept) for each usable dtype row."""
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        out = []
+        for r in self._rows(skel):
+            row = skel.in_dtypes[r]
+            out.append((row, frozenset((row[i], k) for i in range(len(ranks)) if i not in weights for k in ranks[i])))
+        return out
 
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)
