@@ -20,7 +20,6 @@ import z3
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning
@@ -32,7 +31,7 @@ from nnfuzz.generate.graph_state import GraphState
 from nnfuzz.generate.pools import OpPools
 from nnfuzz.gir import GraphIR, Inst
 
-# (op set, op class) -> [(dtype row, kinds its input slots accept)], for skeletons with class tables
+# (op set, op class) -> (its tables, [(dtype row, kinds its input slots accept)]), for class-table skeletons
 _ROW_KINDS: Dict[tuple, list] = {}
 _PER_INSTANCE = frozenset({"in_dtypes", "inp_dtypes", "out_dtypes", "inp_ranks", "weight_inputs"})
 
@@ -128,12 +127,13 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
     def _takes_some(self, skel) -> list:
         """The dtype rows of ``skel`` in which some input slot can take an existing tensor."""
         if _PER_INSTANCE.isdisjoint(skel.__dict__):  # class tables: each row's takeable kinds, cached
-            key = (self._ops_key, type(skel))
-            table = _ROW_KINDS.get(key)
-            if table is None:
-                table = _ROW_KINDS[key] = self._row_kinds(skel)
+            cls = type(skel)
+            tables = (cls.in_dtypes, cls.out_dtypes, cls.inp_ranks, cls.weight_inputs)
+            hit = _ROW_KINDS.get((self._ops_key, cls))
+            if hit is None or any(a is not b for a, b in zip(hit[0], tables)):  # (tables replaced since)
+                hit = _ROW_KINDS[(self._ops_key, cls)] = (tables, self._row_kinds(skel))
             kinds = self._kinds()
-            return [row for row, takes in table if not takes.isdisjoint(kinds)]
+            return [row for row, takes in hit[1] if not takes.isdisjoint(kinds)]
         ranks, weights = skel.inp_ranks, skel.weight_inputs
         return [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
                 if any(i not in weights and self._has_candidate(row[i], ranks[i]) for i in range(len(ranks)))]
