@@ -29,7 +29,7 @@ from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.generate.concrete import ConcreteChecks
 from nnfuzz.generate.graph_state import GraphState
 from nnfuzz.generate.pools import OpPools
-from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.gir import GraphIR
 
 # (op set, op class) -> (its tables, [(dtype row, kinds its input slots accept)]), for class-table skeletons
 _ROW_KINDS: Dict[tuple, list] = {}
