@@ -1,11 +1,12 @@
 """Graph generation throughput on one core, and the attribute diversity binning buys.
 
-Prints, for graphs of 10 and 30 nodes: valid concrete graphs per second (generation alone) and models
-per second (generation + torch build + eager run + ONNX + checker) for both ONNX paths (written
-directly with drawn opsets and spellings, and torch's exporter), each the median of several runs; the
-median cost of writing one model's ONNX by each path (without and with the full checker and strict
-shape inference); then the number of distinct (op, attribute, value) triples over the same seeds with
-binning on and off.
+Prints, for graphs of 10, 30 and 100 nodes: valid concrete graphs per second (generation alone) and the
+mean ms per inserted operator (flat in graph size when no step of an insertion scans the whole graph);
+for 10 and 30 nodes also models per second (generation + torch build + eager run + ONNX + checker) for
+both ONNX paths (written directly with drawn opsets and spellings, and torch's exporter), each the
+median of several runs; the median cost of writing one model's ONNX by each path (without and with the
+full checker and strict shape inference); then the number of distinct (op, attribute, value) triples
+over the same seeds with binning on and off.
 
     python benchmarks/gen_throughput.py [--seconds 10] [--runs 3] [--models 200]
 """
@@ -24,6 +25,21 @@ def rate(fn, seconds: float, start_seed: int) -> float:
         n += fn(seed) is not False
         seed += 1
     return n / (time.perf_counter() - t0)
+
+
+def generation_rate(policy, ops, seconds: float, start_seed: int):
+    """(graphs/s, ms per inserted operator) generating from consecutive seeds for ``seconds``."""
+    from nnfuzz.generate.symbolic import GraphGenerator
+
+    n, inserted, seed, t0 = 0, 0, start_seed, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        gen = GraphGenerator(dataclasses.replace(policy, seed=seed), ops)
+        gen.generate()
+        inserted += gen.stats["forward"] + gen.stats["backward"]
+        n += 1
+        seed += 1
+    elapsed = time.perf_counter() - t0
+    return n / elapsed, 1e3 * elapsed / max(inserted, 1)
 
 
 def distinct_attrs(binning: bool, n_graphs: int) -> int:
@@ -116,7 +132,7 @@ def main() -> None:
     direct, exporter = usable_with({"torch"}, "onnx"), usable_with({"torch"}, "torch")
     ops = select_ops(GenPolicy(), usable=lambda c: direct(c) and exporter(c))  # the ops both paths write
     building_cost(ops, args.models)
-    for nodes in (10, 30):
+    for nodes in (10, 30, 100):
         p = GenPolicy(max_nodes=nodes)
 
         def gen(seed, p=p):
@@ -128,13 +144,16 @@ def main() -> None:
             except NNFuzzError:
                 return False  # not written by this path: not counted as a model
 
-        paths = {"direct": DIRECT, "torch exporter": TORCH}
+        paths = {"direct": DIRECT, "torch exporter": TORCH} if nodes <= 30 else {}
         gen(0), [gen_export(0, s) for s in paths.values()]  # warm up imports and caches
-        g = [rate(gen, args.seconds, 1000 * r) for r in range(args.runs)]
-        print(f"{nodes:2d} nodes: generation {statistics.median(g):7.1f} graphs/s (runs: {', '.join(f'{x:.0f}' for x in g)})")
+        g = [generation_rate(p, ops, args.seconds, 1000 * r) for r in range(args.runs)]
+        rates, ms = [x for x, _ in g], [y for _, y in g]
+        print(f"{nodes:3d} nodes: generation {statistics.median(rates):7.1f} graphs/s, "
+              f"{statistics.median(ms):6.3f} ms per inserted operator "
+              f"(runs: {', '.join(f'{x:.0f}' for x in rates)} graphs/s)")
         for name, spec in paths.items():
             m = [rate(lambda s: gen_export(s, spec), args.seconds, 1000 * r) for r in range(args.runs)]
-            print(f"          generation+torch+ONNX ({name}) {statistics.median(m):6.1f} models/s "
+            print(f"           generation+torch+ONNX ({name}) {statistics.median(m):6.1f} models/s "
                   f"(runs: {', '.join(f'{x:.1f}' for x in m)})")
     on, off = distinct_attrs(True, args.diversity_graphs), distinct_attrs(False, args.diversity_graphs)
     print(f"distinct (op, attribute, value) over {args.diversity_graphs} graphs of 10 nodes: "

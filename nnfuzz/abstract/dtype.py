@@ -21,6 +21,10 @@ class DType(enum.Enum):
     uint8 = "uint8"
     bool = "bool"
 
+    # Members are singletons compared by identity: hash them by identity too, in C (Enum's own hash
+    # hashes the name in Python, and dtypes key the generator's hottest lookups)
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"DType.{self.value}"
 

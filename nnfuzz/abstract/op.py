@@ -85,8 +85,8 @@ class AbsOpBase:
         if cls._abstract:
             raise OpDefinitionError(f"{cls.__name__} is an abstract operator family; instantiate a subclass")
         obj = super().__new__(cls)
-        obj._args = tuple(args)
-        obj._kwargs = dict(kwargs)
+        object.__setattr__(obj, "_args", args)  # (not aliased names: past __setattr__)
+        object.__setattr__(obj, "_kwargs", kwargs)
         return obj
 
     def __init__(self, *args, **kwargs):
@@ -147,11 +147,26 @@ class AbsOpBase:
         if not isinstance(preds, (list, tuple)):
             raise OpDefinitionError(f"{self.name}.requires must return a list of predicates, got {preds!r}")
         out = []
+        for p in preds:
+            if p is True:  # the common case on concrete values, checked first
+                continue
+            if p is False:
+                out.append(False)
+            elif isinstance(p, _BoolRef):
+                out.append(p)
+            else:
+                out += self._nested_preds([p])
+        return out
+
+    def _nested_preds(self, preds) -> list:
+        """``preds`` flattened (nested lists allowed), True dropped; anything else not a bool or z3
+        predicate is an OpDefinitionError."""
+        out = []
         for p in arith._flatten(preds):
             if isinstance(p, bool):
                 if not p:
                     out.append(False)
-            elif isinstance(p, arith.z3.BoolRef):
+            elif isinstance(p, _BoolRef):
                 out.append(p)
             else:
                 raise OpDefinitionError(
@@ -252,31 +267,32 @@ class AbsOpBase:
 
     # ---- validation -------------------------------------------------------------------------
     def _check_inputs(self, inputs: List[AbsTensor]) -> None:
-        if len(inputs) != self.n_inputs:
+        ranks = self.inp_ranks
+        if len(inputs) != len(ranks):
             raise InternalError(f"{self!r} takes {self.n_inputs} inputs, got {len(inputs)}: {_fmt(inputs)}")
-        for i, (t, viable) in enumerate(zip(inputs, self.inp_ranks)):
-            if t.ndims not in viable:
+        for i, (t, viable) in enumerate(zip(inputs, ranks)):
+            if len(t.shape) not in viable:
                 raise InternalError(f"{self!r} input {i} has rank {t.ndims}, viable ranks {viable}")
-        if self.same_inp_dims and len({t.ndims for t in inputs}) > 1:
+        if self.same_inp_dims and len({len(t.shape) for t in inputs}) > 1:
             raise InternalError(f"{self!r} needs inputs of one rank, got {_fmt(inputs)}")
-        key = tuple(t.dtype for t in inputs)
+        key = tuple([t.dtype for t in inputs])
         if key not in self.in_dtypes:
             raise InternalError(f"{self!r} got input dtypes {key}, viable: {self.in_dtypes}")
 
     def _check_outputs(self, inputs, outputs) -> None:
         if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, AbsTensor) for o in outputs):
             raise OpDefinitionError(f"{self!r}.type_transfer must return a list of AbsTensor, got {outputs!r}")
-        if len(outputs) != self.n_outputs:
+        if len(outputs) != len(self.out_ranks):
             raise OpDefinitionError(
                 f"{self!r}.type_transfer returned {len(outputs)} outputs but out_ranks declares {self.n_outputs}"
             )
         for i, (o, viable) in enumerate(zip(outputs, self.out_ranks)):
-            if o.ndims not in viable:
+            if len(o.shape) not in viable:
                 raise OpDefinitionError(
                     f"{self!r}.type_transfer gave output {i} rank {o.ndims}, outside out_ranks {viable} "
                     f"(inputs {_fmt(inputs)})"
                 )
-        key = tuple(o.dtype for o in outputs)
+        key = tuple([o.dtype for o in outputs])
         if key not in self.out_dtypes:
             raise OpDefinitionError(
                 f"{self!r}.type_transfer gave output dtypes {key}, not among out_dtypes {self.out_dtypes}"
@@ -301,6 +317,7 @@ class BinaryOpBase(AbsOpBase, abstract=True):
 
 
 _INSTANCE_ALIASES = {"inp_dtypes": "in_dtypes", "in_dtypes": "inp_dtypes"}
+_BoolRef = arith.z3.BoolRef
 
 
 def _enc(v):

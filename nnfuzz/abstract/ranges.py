@@ -15,8 +15,11 @@ Both are sound: an op without rules only loses precision, never rejects a feasib
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import List, Optional
+
+import numpy as np
 
 from nnfuzz.abstract.domain import Domain
 from nnfuzz.abstract.dtype import DType
@@ -71,9 +74,29 @@ def for_dtype(dt: DType) -> VRange:
 ZERO = VRange(0.0, 0.0, 0.0, 0.0, True)
 
 
-def _at(fn, x: float) -> float:
-    import numpy as np
+# True inside quiet_numpy() (per thread and context, as numpy's errstate is): _at need not enter its own
+_quiet: ContextVar[bool] = ContextVar("nnfuzz_ranges_quiet", default=False)
 
+
+class quiet_numpy:
+    """Silence numpy's floating-point warnings for a batch of range steps (the overflow of exp(inf)
+    is an answer here, not a problem): one errstate per insertion instead of one per evaluation."""
+
+    __slots__ = ("_state", "_token")
+
+    def __enter__(self):
+        self._state = np.errstate(all="ignore")
+        self._state.__enter__()
+        self._token = _quiet.set(True)
+
+    def __exit__(self, *exc):
+        _quiet.reset(self._token)
+        self._state.__exit__(*exc)
+
+
+def _at(fn, x: float) -> float:
+    if _quiet.get():
+        return float(fn(np.float64(x)))
     with np.errstate(all="ignore"):
         return float(fn(np.float64(x)))
 
@@ -126,7 +149,8 @@ def domain(*op_classes, index: int = 0, **bounds) -> None:
 
 
 def _lookup(table: OpTable, cls):
-    _load()
+    if not _loaded:
+        _load()
     return table.lookup(cls)
 
 
@@ -154,5 +178,12 @@ def propagate(op, ranges: List[VRange], tensors, n_out: int, names=None) -> List
     return out if len(out) == n_out else [UNKNOWN] * n_out
 
 
+_loaded: list = []  # non-empty once the builtin rules are imported
+
+
 def _load() -> None:
+    from nnfuzz import ops
+
     load_aspect("ranges")
+    if "ranges" in ops._loaded:  # not while the rules' own modules are importing
+        _loaded.append(True)

@@ -27,7 +27,10 @@ class AbsTensor:
         return len(self.shape)
 
     def is_concrete(self) -> bool:
-        return not any(arith.is_sym(d) for d in self.shape)
+        for d in self.shape:
+            if type(d) is not int and arith.is_sym(d):  # (ints, the common case, skip the call)
+                return False
+        return True
 
     def nelement(self) -> arith.SymInt:
         return arith.prod(self.shape)

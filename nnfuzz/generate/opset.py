@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Callable, Collection, List, Optional
+from typing import Callable, Collection, Dict, List, Optional
 
 from nnfuzz.abstract.op import OP_REGISTRY, load_builtin_ops
 from nnfuzz.abstract.tensor import AbsTensor
@@ -68,6 +68,20 @@ def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = Non
 def op_weight(cls, policy: GenPolicy) -> float:
     w = policy.op_weights
     return w.get(cls.name, w.get(cls.family, 1.0))
+
+
+_WEIGHTS: Dict[tuple, List[float]] = {}  # (ops, mgen.op_weights) -> each op's weight
+
+
+def op_weights(ops: List[type], policy: GenPolicy) -> List[float]:
+    """``op_weight`` of each of ``ops``, computed once per (ops, mgen.op_weights) in a process."""
+    key = (tuple(ops), tuple(sorted(policy.op_weights.items())))
+    hit = _WEIGHTS.get(key)
+    if hit is None:
+        if len(_WEIGHTS) > 1000:
+            _WEIGHTS.clear()
+        hit = _WEIGHTS[key] = [op_weight(c, policy) for c in ops]
+    return list(hit)
 
 
 def allowed_rows(op, allowed, limit=None) -> List[int]:

@@ -21,17 +21,20 @@ import z3
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
-from nnfuzz.abstract.ranges import VRange
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning, instantiate
-from nnfuzz.generate.opset import op_weight
+from nnfuzz.generate.opset import op_weights
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.generate.concrete import ConcreteChecks
 from nnfuzz.generate.graph_state import GraphState
 from nnfuzz.generate.pools import OpPools
-from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.gir import GraphIR
+
+# (op set, op class) -> (its tables, [(dtype row, kinds its input slots accept)]), for class-table skeletons
+_ROW_KINDS: Dict[tuple, list] = {}
+_PER_INSTANCE = frozenset({"in_dtypes", "inp_dtypes", "out_dtypes", "inp_ranks", "weight_inputs"})
 
 # An input slot is either an existing var name or a (rank, dtype) for a new placeholder.
 Slot = Union[str, Tuple[int, DType]]
@@ -45,16 +48,12 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         self.row_limits = rows or {}
         self.rng = random.Random(policy.seed)
         self.ops = list(ops)
-        self.op_weights = [op_weight(c, policy) for c in self.ops]
+        self.op_weights = op_weights(self.ops, policy)
         self.allowed = policy.dtype_set
         self.solver = LocalSolver(policy.solver_timeout_ms, self.rng)
-        self.vars: Dict[str, AbsTensor] = {}
-        self.placeholders: List[str] = []
-        self.ranges: Dict[str, VRange] = {}  # var -> value range (policy.value_ranges)
-        self.insts: List[Inst] = []
+        self._reset_state()
         self.uid = 0
-        self._ops_key = hash((tuple(self.ops), tuple(self.op_weights), self.allowed,
-                             tuple(sorted((k, frozenset(v)) for k, v in self.row_limits.items()))))
+        self._init_pools()
         # how insertions were settled: a binned guess, propagation and sampling, or Z3; z3_calls counts
         # the Z3 fallbacks, prop_unsat the insertions propagation proved impossible (Z3 not asked)
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "prop_hits": 0, "z3_hits": 0, "failed": 0,
@@ -70,19 +69,14 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         failures = 0
         while len(self.insts) < p.max_nodes and failures < p.max_attempts and time.monotonic() < deadline:
             backward = self.placeholders and self.rng.random() >= p.forward_prob
-            snap = self.values.snapshot(self) if self.values else None
             ok = self._backward() if backward else self._forward()
-            if ok and self.values and not self.values.accept(self):  # no safe values: undone
-                self.values.restore(self, snap)
-                ok = False
             if ok:
                 self.stats["backward" if backward else "forward"] += 1
             else:
                 failures += 1
                 self.stats["failed"] += 1
                 if not self.insts and failures % 10 == 0:  # the first tensor suits nothing: start over
-                    self.vars.clear()
-                    self.placeholders.clear()
+                    self._reset_state()
                     self._seed_placeholder()
         if not self.insts:
             raise ConstraintError(
@@ -115,16 +109,12 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         cls, kw, n_var, skel = self._draw_op(self._consumers_pool())
         if skel is None:
             return False
-        options = []  # (row, candidates per slot) for rows where some slot can take an existing tensor
-        for r in self._rows(skel):
-            row = skel.in_dtypes[r]
-            cands = [[] if i in skel.weight_inputs else self._candidates(row[i], skel.inp_ranks[i])
-                     for i in range(skel.n_inputs)]
-            if any(cands):
-                options.append((row, cands))
+        options = self._takes_some(skel)
         if not options:
             return False
-        in_row, cands = self.rng.choice(options)
+        in_row = self.rng.choice(options)
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        cands = [[] if i in weights else self._candidates(in_row[i], ranks[i]) for i in range(len(ranks))]
         live = [i for i, c in enumerate(cands) if c]
         anchor = self.rng.choice(live)
         slots: List[Optional[Slot]] = [None] * skel.n_inputs
@@ -139,6 +129,29 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
             else:
                 slots[i] = (self._placeholder_rank(skel, i, arank), in_row[i])
         return self._insert(cls, kw, n_var, slots, target=None)
+
+    def _takes_some(self, skel) -> list:
+        """The dtype rows of ``skel`` in which some input slot can take an existing tensor."""
+        if _PER_INSTANCE.isdisjoint(skel.__dict__):  # class tables: each row's takeable kinds, cached
+            cls = type(skel)
+            tables = (cls.in_dtypes, cls.out_dtypes, cls.inp_ranks, cls.weight_inputs)
+            hit = _ROW_KINDS.get((self._ops_key, cls))
+            if hit is None or any(a is not b for a, b in zip(hit[0], tables)):  # (tables replaced since)
+                hit = _ROW_KINDS[(self._ops_key, cls)] = (tables, self._row_kinds(skel))
+            kinds = self._kinds()
+            return [row for row, takes in hit[1] if not takes.isdisjoint(kinds)]
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        return [row for row in (skel.in_dtypes[r] for r in self._rows(skel))
+                if any(i not in weights and self._has_candidate(row[i], ranks[i]) for i in range(len(ranks)))]
+
+    def _row_kinds(self, skel) -> list:
+        """(row, the (dtype, rank) kinds its non-weight input slots accept) for each usable dtype row."""
+        ranks, weights = skel.inp_ranks, skel.weight_inputs
+        out = []
+        for r in self._rows(skel):
+            row = skel.in_dtypes[r]
+            out.append((row, frozenset((row[i], k) for i in range(len(ranks)) if i not in weights for k in ranks[i])))
+        return out
 
     def _backward(self) -> bool:
         target = self.rng.choice(self.placeholders)

@@ -11,9 +11,9 @@ from the current values, within ``repair_passes`` forward passes (a budget count
 same seed gives the same graph whatever the load). An insertion that cannot be repaired is undone:
 the generator counts it as a failed attempt and draws another.
 
-The hook into the generator (``GraphGenerator.generate``): a generator with a ``values`` attribute
-calls ``snapshot`` before each insertion and ``accept`` after a successful one, and ``restore`` when
-accept says no. ``generate_with_values`` sets it up and returns the graph with its values, which the
+The hook into the generator (``GraphState._commit``): a generator with a ``values`` tracker takes its
+``snapshot`` before committing an insertion and asks ``accept`` after the value-range check; when
+accept says no, the generator undoes the insertion and the tracker ``restore``s its values. ``generate_with_values`` sets it up and returns the graph with its values, which the
 search then checks once and returns (``SearchResult.passes == 1``).
 """
 from __future__ import annotations
@@ -54,13 +54,12 @@ class ValueTracker:
         self._repair_ms = 0.0
 
     # ---- the generator's hook ----------------------------------------------------------------
-    def snapshot(self, gen) -> tuple:
-        return (len(gen.insts), dict(gen.vars), list(gen.placeholders), dict(gen.ranges),
-                dict(self.inputs), dict(self.env), dict(self.sur))
+    def snapshot(self) -> tuple:
+        """The tracker's own state (the generator undoes its insertion itself: GraphState._commit)."""
+        return dict(self.inputs), dict(self.env), dict(self.sur)
 
-    def restore(self, gen, snap: tuple) -> None:
-        n, gen.vars, gen.placeholders, gen.ranges, self.inputs, self.env, self.sur = snap
-        del gen.insts[n:]
+    def restore(self, snap: tuple) -> None:
+        self.inputs, self.env, self.sur = (dict(x) for x in snap)
 
     def accept(self, gen) -> bool:
         """After an insertion (the generator's last instruction): are there safe values for it?"""

@@ -36,14 +36,17 @@ def fake_generator():
 
 
 def insert(gen, tracker, op, ins, out) -> bool:
-    """A forward insertion as the generator makes it, then the hook's verdict (undone when False)."""
-    snap = tracker.snapshot(gen)
+    """A forward insertion as the generator makes it, then the hook's verdict (undone when False, as
+    GraphState._commit undoes it: the graph by the generator, the values by the tracker)."""
+    snap = tracker.snapshot()
     (t,) = op.checked_type_transfer([gen.vars[v] for v in ins])
     gen.vars[out] = t
     gen.insts.append(Inst(op, list(ins), [out]))
     ok = tracker.accept(gen)
     if not ok:
-        tracker.restore(gen, snap)
+        tracker.restore(snap)
+        gen.insts.pop()
+        del gen.vars[out]
     return ok
 
 
