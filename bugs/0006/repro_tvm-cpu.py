@@ -49,6 +49,7 @@ OUTPUTS = {o.name: t.numpy() for o, t in zip(model.graph.output, out)}
 
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
+    assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
     if got.dtype.kind == "f":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:

@@ -39,6 +39,7 @@ onnx.checker.check_model(onnx.load_model_from_string(MODEL), full_check=True)
 _TAIL = '''
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
+    assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
     if got.dtype.kind == "f":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:
