@@ -22,7 +22,7 @@ import heapq
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Sequence
+from typing import Dict, FrozenSet, List, Optional, Sequence
 
 import numpy as np
 
@@ -64,12 +64,15 @@ def diversity(its: FrozenSet[Item], covered: set, seen: bool) -> Fraction:
     return Fraction(len(its - covered), len(its))
 
 
-def prioritize(cands: Sequence[Candidate], known: Dict[str, int], seed: int) -> List[Ranked]:
+def prioritize(cands: Sequence[Candidate], known: Dict[str, int], seed: int,
+               tiebreak: Optional[Sequence[int]] = None) -> List[Ranked]:
     """``cands`` in OPERA's order (module docstring); ``known``: per base name, how many of nnfuzz's
-    operators generate it."""
+    operators generate it. ``tiebreak`` (a rank per candidate) replaces the permutation drawn from
+    ``seed``, to state an order by hand."""
     num_lib = collections.Counter(c.signature for c in cands)
     sig = {c.signature: Fraction(num_lib[c.signature], 1 + known.get(c.base, 0)) for c in cands}
-    tiebreak = np.random.default_rng(seed).permutation(len(cands)).tolist()
+    if tiebreak is None:
+        tiebreak = np.random.default_rng(seed).permutation(len(cands)).tolist()
     covered: Dict[str, set] = collections.defaultdict(set)
     seen: set = set()
     heap = [(-sig[c.signature], -sig[c.signature], tiebreak[i], i) for i, c in enumerate(cands)]

@@ -65,10 +65,21 @@ def samples(info, dtypes: Sequence[str], max_per_op: int) -> Iterator[Tuple[str,
 
 
 def _safe_samples(info, dtype, limit: int):
+    """The op's sample generator, seeded before each sample as OpInfo's own iterator seeds it outside a
+    test (the same inputs every run). ``info.sample_inputs`` would also crawl the call stack for a test
+    case on every call, which costs more than the migration itself."""
+    from torch.testing._internal.common_utils import SEED, set_rng_seed
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for k, s in enumerate(itertools.islice(info.sample_inputs("cpu", dtype, requires_grad=False), limit)):
+            set_rng_seed(SEED)
+            gen = iter(info.sample_inputs_func(info, "cpu", dtype, False))
+            for k in range(limit):
+                set_rng_seed(SEED)
+                s = next(gen, None)
+                if s is None:
+                    return
                 yield k, s
     except Exception as e:  # noqa: BLE001 - the library's own sample generator failing: counted, not fatal
         yield -1, Dropped("sample-error", f"{type(e).__name__}: {str(e)[:160]}")
