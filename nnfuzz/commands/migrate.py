@@ -3,8 +3,10 @@ models, one bug-style folder each under ``out/<source>/``, then every folder und
 OPERA's prioritization into ``out/priority.json`` (docs/migration.md)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import traceback
 from pathlib import Path
 
 from nnfuzz.errors import ConfigError
@@ -38,7 +40,7 @@ def run(cfg) -> int:
     taken: set = set()
     with Progress(len(units), f"migrate {source}", str(cfg.ui)) as prog:
         for unit in units:
-            for test in _migrate(source, unit, knobs, tolerances, tally):
+            for test in _migrate(source, unit, knobs, tolerances, tally, prog):
                 why = probe.reason(test) if probe else None
                 if why:
                     tally.dropped[why] += 1
@@ -52,7 +54,10 @@ def run(cfg) -> int:
     order = _prioritize(out, int(m.seed))
     _summary(out, tally)
     print(json.dumps({**tally.to_json(), "out": str(out), "prioritized": order}))
-    return 0
+    errors = tally.dropped.get("nnfuzz-error", 0)
+    if errors:
+        print(f"nnfuzz migrate: {errors} tests failed inside nnfuzz (messages above): a bug in nnfuzz", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def _knobs(m) -> dict:
@@ -88,29 +93,41 @@ def _units(source: str, k: dict) -> list:
     return entries(k["ops"])
 
 
-def _migrate(source: str, unit, k: dict, tolerances, tally):
-    """The migrated tests of one unit; each library test collected is counted, each dropped one by reason."""
+def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
+    """The migrated tests of one unit; each library test collected is counted, each dropped one by reason.
+    An exception other than Dropped is a bug in nnfuzz: shown with its traceback, counted as
+    "nnfuzz-error" (the command then exits 1), and the run goes on with the next test."""
     from nnfuzz.migrate.record import Dropped
 
     if source == "onnx-node":
         from nnfuzz.migrate.onnx_node import migrate_case
 
         tally.collected += len(unit.data_sets)
-        try:
-            yield from list(migrate_case(unit, tolerances))
-        except Dropped as e:
-            tally.dropped[e.reason] += len(unit.data_sets)
+        with _counted(tally, unit.name, prog, len(unit.data_sets)) as tests:
+            tests += list(migrate_case(unit, tolerances))
+        yield from tests
         return
-    from nnfuzz.migrate.torch_opinfo import migrate_sample, samples
+    from nnfuzz.migrate.torch_opinfo import migrate_sample, op_name, samples
 
     for dtype, idx, sample in samples(unit, k["dtypes"], k["max_per_op"]):
         tally.collected += 1
-        try:
-            test = migrate_sample(unit, dtype, idx, sample, k["opset"], tolerances)
-        except Dropped as e:
-            tally.dropped[e.reason] += 1
-            continue
-        yield test
+        with _counted(tally, f"{op_name(unit)}[{dtype}]#{idx}", prog) as tests:
+            tests.append(migrate_sample(unit, dtype, idx, sample, k["opset"], tolerances))
+        yield from tests
+
+
+@contextlib.contextmanager
+def _counted(tally, name: str, prog, n: int = 1):
+    """Yields a list for the tests made; a Dropped is counted by reason, another exception as an nnfuzz error."""
+    from nnfuzz.migrate.record import Dropped
+
+    try:
+        yield []
+    except Dropped as e:
+        tally.dropped[e.reason] += n
+    except Exception:  # noqa: BLE001 - a bug in nnfuzz: shown in full and counted, never silent
+        tally.dropped["nnfuzz-error"] += n
+        prog.log(f"{name}: nnfuzz error (a bug in nnfuzz, not in the library):\n{traceback.format_exc()}")
 
 
 def _prioritize(out: Path, seed: int) -> int:

@@ -31,7 +31,7 @@ def op_db() -> List:
         from nnfuzz.errors import ConfigError
 
         raise ConfigError(f"source=torch-opinfo needs PyTorch's OpInfo database, which imports a missing package "
-                          f"({e}); install it with `pip install expecttest` (or `pip install -e '.[onnx]'`)") from None
+                          f"({e}); install it with `pip install expecttest` (the `migrate` extra: `pip install -e '.[migrate]'`)") from None
     return list(db)
 
 
@@ -95,6 +95,9 @@ def migrate_sample(info, dtype: str, k: int, sample, opset: int, tolerances, tim
     name = op_name(info)
     leaves, spec = tree_flatten((sample.input, tuple(sample.args), dict(sample.kwargs)))
     slots = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
+    odd = [leaves[i] for i in slots if leaves[i].layout != torch.strided or leaves[i].is_complex()]
+    if odd:
+        raise Dropped("dtype-outside-nnfuzz", f"a {odd[0].layout} {odd[0].dtype} input (dense real tensors only)")
     tensors = [leaves[i].detach().clone().contiguous() for i in slots]
     module = _op_module(info.op, leaves, slots, spec)
     expected = _eager(module, tensors)
