@@ -96,7 +96,8 @@ def _units(source: str, k: dict) -> list:
 def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
     """The migrated tests of one unit; each library test collected is counted, each dropped one by reason.
     An exception other than Dropped is a bug in nnfuzz: shown with its traceback, counted as
-    "nnfuzz-error" (the command then exits 1), and the run goes on with the next test."""
+    "nnfuzz-error" (the command then exits 1), and the run goes on with the next test. OpInfo samples run
+    in child processes (migrate/isolate.py): one the library dies on is dropped as "library-crash"."""
     from nnfuzz.migrate.record import Dropped
 
     if source == "onnx-node":
@@ -107,13 +108,17 @@ def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
             tests += list(migrate_case(unit, tolerances))
         yield from tests
         return
-    from nnfuzz.migrate.torch_opinfo import migrate_sample, op_name, samples
+    from nnfuzz.migrate.isolate import entry_events
 
-    for dtype, idx, sample in samples(unit, k["dtypes"], k["max_per_op"]):
+    for event in entry_events(unit, k, tolerances):
         tally.collected += 1
-        with _counted(tally, f"{op_name(unit)}[{dtype}]#{idx}", prog) as tests:
-            tests.append(migrate_sample(unit, dtype, idx, sample, k["opset"], tolerances))
-        yield from tests
+        if event[0] == "test":
+            yield event[2]
+        elif event[0] == "drop":
+            tally.dropped[event[2]] += 1
+        else:
+            tally.dropped["nnfuzz-error"] += 1
+            prog.log(f"{event[1]}: nnfuzz error (a bug in nnfuzz, not in the library):\n{event[2]}")
 
 
 @contextlib.contextmanager
