@@ -109,3 +109,15 @@ def test_bad_settings_stop_the_command_showing_the_value(capsys, tmp_path, args,
 def test_migrating_a_source_twice_into_one_folder_is_refused(capsys, corpus):
     assert main(["migrate", f"out={corpus}", "source=onnx-node", "migrate.ops=[Abs]"]) == 2
     assert "already holds migrated tests" in capsys.readouterr().err
+
+
+def test_repro_of_a_migrated_test_asks_for_a_system(capsys, corpus):
+    assert main(["repro", str(corpus / "onnx-node/test_abs")]) == 2
+    assert "migrated test no system has run yet" in capsys.readouterr().err
+
+
+def test_repro_runs_a_migrated_test_on_a_named_system_through_the_sandbox(capsys, corpus):
+    """No bug is recorded, so a passing run is "does not reproduce" (exit 1) with verdict pass."""
+    assert main(["repro", str(corpus / "torch-opinfo/nn.functional.conv2d_float32_0"), "backend=ort-cpu"]) == 1
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["verdict"] == "pass" and last["backend"] == "ort-cpu"
