@@ -10,7 +10,8 @@ from typing import Iterator
 
 def migrated_tests(out) -> Iterator:
     """``Produced`` records of the folders listed in ``out/priority.json``, in that order; ``seed`` is the
-    rank and ``rec["migration"]`` names the source and test. A missing or malformed folder is a
+    rank and ``rec["migration"]`` is the folder's migration record (source, test, operator, ...) plus its
+    ``folder``, for the bug's meta.json. A missing or malformed folder is a
     BugFolderError naming it (as ``nnfuzz repro`` reports a bug folder)."""
     from nnfuzz.fuzz.produce import Produced
     from nnfuzz.materialize.model import ReferenceData
@@ -27,6 +28,6 @@ def migrated_tests(out) -> Iterator:
                                  f"(its meta.json has no migration record); re-run `nnfuzz migrate`")
         o = bug.oracle
         rec = {"seed": rank, "nodes": bug.meta.nodes, "ops": bug.meta.ops, "opset": bug.meta.opset,
-               "migration": {"folder": folder, "source": mig["source"], "test": mig["test"]}}
+               "migration": {**mig, "folder": folder}}
         yield Produced(seed=rank, rec=rec, model_bytes=bug.model_bytes,
                        oracle=ReferenceData(dict(o["input"]), None if o["output"] is None else dict(o["output"])))

@@ -121,3 +121,18 @@ def test_repro_runs_a_migrated_test_on_a_named_system_through_the_sandbox(capsys
     assert main(["repro", str(corpus / "torch-opinfo/nn.functional.conv2d_float32_0"), "backend=ort-cpu"]) == 1
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["verdict"] == "pass" and last["backend"] == "ort-cpu"
+
+
+def test_a_bug_found_with_a_migrated_test_saves_and_loads_without_a_graph(corpus, tmp_path):
+    """What a campaign would save for a migrated test: no gir.json, the migration record in meta.json."""
+    from nnfuzz.triage.bugstore import BugStore
+    from nnfuzz.triage.meta import BugMeta
+
+    p = next(migrated_tests(corpus))
+    meta = BugMeta(system="ort-cpu", version="x", symptom="crash", version_id="x", stage="compile",
+                   ops=p.rec["ops"], opset=p.rec["opset"], migration=p.rec["migration"])
+    path = BugStore(tmp_path / "bugs").save(model_bytes=p.model_bytes, gir_text=None, oracle=p.oracle.to_dict(),
+                                            meta=meta, err_log="boom")
+    bug = load_bug(path)
+    assert not (path / "gir.json").exists() and bug.gir_text is None
+    assert bug.meta.migration["test"] == p.rec["migration"]["test"] and bug.meta.migration["folder"] == p.rec["migration"]["folder"]
