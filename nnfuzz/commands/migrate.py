@@ -116,6 +116,8 @@ def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
             yield event[2]
         elif event[0] == "drop":
             tally.dropped[event[2]] += 1
+            if event[2].startswith("library-"):
+                prog.log(f"{event[1]}: torch itself died or hung on this sample ({event[2]}): dropped")
         else:
             tally.dropped["nnfuzz-error"] += 1
             prog.log(f"{event[1]}: nnfuzz error (a bug in nnfuzz, not in the library):\n{event[2]}")

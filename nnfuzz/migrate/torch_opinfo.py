@@ -18,6 +18,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nnfuzz.materialize.values import to_numpy
 from nnfuzz.migrate.record import Dropped, MigratedTest, attribute_json, nnfuzz_dtype
 
 DEFAULT_DTYPES = ("float32", "int64", "bool")
@@ -103,7 +104,7 @@ def migrate_sample(info, dtype: str, k: int, sample, opset: int, tolerances, tim
     expected = _eager(module, tensors)
     in_names = [f"x{i}" for i in range(len(tensors))]
     out_names = [f"y{i}" for i in range(len(expected))]
-    inputs = {n: t.numpy() for n, t in zip(in_names, tensors)}
+    inputs = {n: to_numpy(t) for n, t in zip(in_names, tensors)}
     for n, a in {**inputs, **dict(zip(out_names, expected))}.items():
         nnfuzz_dtype(a, f"tensor {n}")
     model = _export(module, tensors, in_names, out_names, opset, timeout_s)
@@ -159,7 +160,7 @@ def _eager(module, tensors) -> List[np.ndarray]:
             raise Dropped("non-tensor-output", f"returns {type(out).__name__}")
         if any(v.is_complex() or v.is_sparse or v.layout != torch.strided for v in leaves):
             raise Dropped("dtype-outside-nnfuzz", "a complex or sparse output")
-        runs.append([v.detach().contiguous().numpy().copy() for v in leaves])
+        runs.append([to_numpy(v.detach().contiguous()).copy() for v in leaves])
     if any(not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc") for a, b in zip(*runs)):
         raise Dropped("nondeterministic", "two eager runs differ")
     return runs[0]
