@@ -38,9 +38,9 @@ def run(cfg) -> int:
     tally = Tally(source)
     units = _units(source, knobs)
     taken: set = set()
-    with Progress(len(units), f"migrate {source}", str(cfg.ui)) as prog:
+    with Progress(len(units), f"migrate {source}", str(cfg.ui)) as prog, _runner(source, knobs, tolerances) as runner:
         for unit in units:
-            for test in _migrate(source, unit, knobs, tolerances, tally, prog):
+            for test in _migrate(source, unit, runner, tolerances, tally, prog):
                 why = probe.reason(test) if probe else None
                 if why:
                     tally.dropped[why] += 1
@@ -93,11 +93,20 @@ def _units(source: str, k: dict) -> list:
     return entries(k["ops"])
 
 
-def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
+def _runner(source: str, knobs: dict, tolerances):
+    """The worker process OpInfo samples run in (isolate.py); nothing for the ONNX tests."""
+    if source == "onnx-node":
+        return contextlib.nullcontext()
+    from nnfuzz.migrate.isolate import EntryRunner
+
+    return EntryRunner(knobs, tolerances)
+
+
+def _migrate(source: str, unit, runner, tolerances, tally, prog):
     """The migrated tests of one unit; each library test collected is counted, each dropped one by reason.
     An exception other than Dropped is a bug in nnfuzz: shown with its traceback, counted as
     "nnfuzz-error" (the command then exits 1), and the run goes on with the next test. OpInfo samples run
-    in child processes (migrate/isolate.py): one the library dies on is dropped as "library-crash"."""
+    in a worker process (migrate/isolate.py): one the library dies on is dropped as "library-crash"."""
     from nnfuzz.migrate.record import Dropped
 
     if source == "onnx-node":
@@ -108,9 +117,9 @@ def _migrate(source: str, unit, k: dict, tolerances, tally, prog):
             tests += list(migrate_case(unit, tolerances))
         yield from tests
         return
-    from nnfuzz.migrate.isolate import entry_events
+    from nnfuzz.migrate.torch_opinfo import op_name
 
-    for event in entry_events(unit, k, tolerances):
+    for event in runner.events(op_name(unit)):
         tally.collected += 1
         if event[0] == "test":
             yield event[2]

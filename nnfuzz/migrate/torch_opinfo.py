@@ -10,6 +10,7 @@ exporter, not the compiler, would be tested, so the sample is dropped too."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import sys
@@ -39,6 +40,16 @@ def op_db() -> List:
 def op_name(info) -> str:
     """The OpInfo's name, with its variant: "nn.functional.conv2d", "max.reduction_no_dim"."""
     return f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
+
+
+def entry_by_name(name: str):
+    """The OpInfo entry called ``name`` (op_name), as the migration worker finds it (isolate.py)."""
+    return _by_name()[name]
+
+
+@functools.lru_cache(maxsize=1)
+def _by_name() -> dict:
+    return {op_name(i): i for i in op_db()}
 
 
 def entries(ops=None) -> List:
