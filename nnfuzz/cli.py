@@ -13,6 +13,7 @@ COMMANDS = {
     "dedup": "group bugs by root cause, write bugs/index.json and bugs/README.md: nnfuzz dedup bugs/",
     "generate": "write random valid models: nnfuzz generate n=100 mgen.max_nodes=10 out=models/ mgen.seed=1",
     "backends": "list the known systems under test, whether each can run here and why not: nnfuzz backends",
+    "migrate": "library operator tests as models, prioritized: nnfuzz migrate source=onnx-node out=migrated/",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
     "merge": "merge bug stores of campaigns run apart (renumbered, re-deduplicated): nnfuzz merge A B -o C",
     "stats": "diversity metrics and coverage of a corpus of models, or two side by side: nnfuzz stats DIR [DIR2] [--json]",
@@ -31,6 +32,7 @@ COMMAND_KEYS = {
     "ops": ("mgen",),
     "stats": (),
     "merge": (),
+    "migrate": ("source", "out", "migrate", "fuzz.tolerances", "ui"),
 }
 
 USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(

@@ -36,6 +36,11 @@ def run(cfg, positional, overrides) -> int:
     bug = load_bug(Path(paths[0]))
     chosen = any(o.startswith("backend=") for o in overrides)
     backend = str(cfg.backend.name) if chosen else bug.meta.system
+    if not backend and bug.meta.migration is not None:
+        from nnfuzz.errors import ConfigError
+
+        raise ConfigError(f"{bug.path} is a migrated test no system has run yet: name one, e.g. "
+                          f"`nnfuzz repro {bug.path} backend=ort-cpu`")
     backend_class(backend)
     options = OmegaConf.to_container(cfg.backend.options) if chosen else bug.meta.backend_options
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}

@@ -43,13 +43,14 @@ class BugStore:
             return []
         return sorted(int(p.name) for p in self.root.iterdir() if p.is_dir() and BUG_DIR.match(p.name))
 
-    def save(self, *, model_bytes: bytes, gir_text: str, oracle: dict, meta: BugMeta, err_log: str,
+    def save(self, *, model_bytes: bytes, gir_text: Optional[str], oracle: dict, meta: BugMeta, err_log: str,
              tf_model: Optional[Callable[[Path], None]] = None) -> Path:
-        """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems)."""
+        """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems). ``gir_text`` None:
+        a model with no GraphIR (a migrated library test), saved without gir.json."""
         return self.add({
             MODEL_FILES[meta.format]: write_bytes(model_bytes),
             **({"model": tf_model} if tf_model is not None else {}),
-            "gir.json": write_bytes(gir_text.encode()),
+            **({"gir.json": write_bytes(gir_text.encode())} if gir_text is not None else {}),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
             "meta.json": write_meta(meta),
             "err.log": write_bytes(err_log.encode()),

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 3   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export
+SCHEMA_VERSION = 4   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration
 REQUIRED = ("system", "version", "symptom", "version_id")
 
 
@@ -51,6 +51,9 @@ class BugMeta:
     signature: Optional[str] = None         # triage/dedup.py
     duplicate_of: Optional[str] = None      # the first folder with the same signature
     reduced: Optional[dict] = None          # nnfuzz reduce: nodes/elements before and after, trials, seconds
+    # a migrated library test (nnfuzz migrate; nnfuzz/migrate/record.py checks it): source, test, operator,
+    # attributes, inputs and outputs (name, dtype, shape), undefined; such a model has no graph to rebuild
+    migration: Optional[dict] = None
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
 
@@ -59,6 +62,9 @@ class BugMeta:
         from nnfuzz.errors import ConfigError
         from nnfuzz.materialize.onnx.spec import ExportSpec
 
+        if self.migration is not None and self.export is None:
+            raise BugFolderError(f"this folder holds a migrated library test ({self.migration.get('test')!r}): its "
+                                 f"model came from {self.migration.get('source')!r}, not from a graph nnfuzz rebuilds")
         try:
             return ExportSpec.from_json(self.export if isinstance(self.export, dict) else
                                         {"via": "torch", "opset": self.opset})
@@ -94,7 +100,12 @@ class BugMeta:
         meta = cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
         if meta.export is not None and not isinstance(meta.export, dict):
             raise BugFolderError(f"{where}: export={meta.export!r} must be an object (via, opset, spelling, seed)")
-        meta.export_spec()  # a malformed export record is refused here, not when a model is rebuilt
+        if meta.migration is not None:
+            from nnfuzz.migrate.record import check_migration
+
+            check_migration(meta.migration, where)
+        if meta.migration is None or meta.export is not None:
+            meta.export_spec()  # a malformed export record is refused here, not when a model is rebuilt
         return meta
 
 

@@ -1,0 +1,130 @@
+"""OPERA's test prioritization, and the order file (``priority.json``) it writes into the output folder.
+
+A test's *operator instance diversity* is the product of
+
+* its signature's score: ``num_lib(op) / num_known(op)``, the number of migrated tests of its operator
+  over ``1 +`` how many of nnfuzz's own operators already generate that operator (OPERA divides by the
+  operator's count in the compiler's own test suite; nnfuzz's generator is the suite it already runs);
+* its parameter setting's diversity: the share of its items (partition.py: each parameter's subspace
+  and each pair of them) not covered by the tests of the same signature already ordered (a test
+  without parameters: 1 for its signature's first test, 0 after).
+
+Greedy: the test with the highest diversity goes next, and the diversities of the rest of its
+signature drop accordingly (a lazy max-heap: a diversity only ever drops). Ties go to the higher
+signature score, then to a permutation drawn from ``seed``: the order is the same for the same seed.
+Scores are exact fractions, so no rounding decides a tie.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import heapq
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Dict, FrozenSet, List, Optional, Sequence
+
+import numpy as np
+
+from nnfuzz.migrate.partition import Item, items, parameters
+
+PRIORITY_FILE = "priority.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    key: str                       # the folder, relative to the output folder: "onnx-node/test_abs"
+    signature: str                 # the operator signature
+    base: str                      # the plain operator name matched against nnfuzz's operators
+    items: FrozenSet[Item]
+
+    @classmethod
+    def of(cls, key: str, migration: dict) -> "Candidate":
+        return cls(key, migration["operator"], base_name(migration), items(parameters(migration)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Ranked:
+    key: str
+    signature: str
+    score: Fraction
+    signature_score: Fraction
+    diversity: Fraction
+
+
+def base_name(migration: dict) -> str:
+    """The operator's plain lower-case name: "Conv" for "Conv/expanded", "conv2d" for "nn.functional.conv2d"."""
+    op = migration.get("base") or migration["operator"]
+    return op.split("/")[0].split("::")[-1].split(".")[-1].lower()
+
+
+def diversity(its: FrozenSet[Item], covered: set, seen: bool) -> Fraction:
+    if not its:
+        return Fraction(0 if seen else 1)
+    return Fraction(len(its - covered), len(its))
+
+
+def prioritize(cands: Sequence[Candidate], known: Dict[str, int], seed: int,
+               tiebreak: Optional[Sequence[int]] = None) -> List[Ranked]:
+    """``cands`` in OPERA's order (module docstring); ``known``: per base name, how many of nnfuzz's
+    operators generate it. ``tiebreak`` (a rank per candidate) replaces the permutation drawn from
+    ``seed``, to state an order by hand."""
+    num_lib = collections.Counter(c.signature for c in cands)
+    sig = {c.signature: Fraction(num_lib[c.signature], 1 + known.get(c.base, 0)) for c in cands}
+    if tiebreak is None:
+        tiebreak = np.random.default_rng(seed).permutation(len(cands)).tolist()
+    covered: Dict[str, set] = collections.defaultdict(set)
+    seen: set = set()
+    heap = [(-sig[c.signature], -sig[c.signature], tiebreak[i], i) for i, c in enumerate(cands)]
+    heapq.heapify(heap)
+    order: List[Ranked] = []
+    while heap:
+        neg, neg_sig, tb, i = heapq.heappop(heap)
+        c = cands[i]
+        div = diversity(c.items, covered[c.signature], c.signature in seen)
+        score = sig[c.signature] * div
+        if score != -neg:   # stale: its diversity dropped since it was pushed
+            heapq.heappush(heap, (-score, neg_sig, tb, i))
+            continue
+        order.append(Ranked(c.key, c.signature, score, sig[c.signature], div))
+        covered[c.signature] |= c.items
+        seen.add(c.signature)
+    return order
+
+
+def known_operators() -> Dict[str, int]:
+    """Per lower-case operator name, how many of nnfuzz's registered operators carry it."""
+    from nnfuzz.generate.opset import select_ops
+    from nnfuzz.generate.policy import GenPolicy
+
+    return dict(collections.Counter(c.name.lower() for c in select_ops(GenPolicy(), dialects=("tf",))))
+
+
+def write_order(out: Path, order: List[Ranked], seed: int) -> Path:
+    """``out/priority.json``: the tests in priority order, with their scores."""
+    from nnfuzz.triage.folder import atomic_write_text
+
+    doc = {"schema": 1, "seed": seed, "definition": "docs/migration.md#prioritization", "tests": [
+        {"rank": r, "folder": t.key, "signature": t.signature, "score": float(t.score),
+         "signature_score": float(t.signature_score), "diversity": float(t.diversity)}
+        for r, t in enumerate(order)]}
+    path = Path(out) / PRIORITY_FILE
+    atomic_write_text(path, json.dumps(doc, indent=1))
+    return path
+
+
+def read_order(out: Path) -> List[str]:
+    """The folders of ``out/priority.json`` in order; a BugFolderError for a missing or malformed file."""
+    from nnfuzz.triage.folder import BugFolderError
+
+    path = Path(out) / PRIORITY_FILE
+    try:
+        doc = json.loads(path.read_text())
+        folders = [t["folder"] for t in doc["tests"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise BugFolderError(f"{path} is missing or malformed ({type(e).__name__}: {e}); "
+                             f"`nnfuzz migrate` writes it (re-run it on {out})") from None
+    bad = [f for f in folders if not isinstance(f, str) or f.startswith("/") or ".." in Path(f).parts]
+    if bad:
+        raise BugFolderError(f"{path} names folders outside {out}: {bad[:3]}; re-run `nnfuzz migrate`")
+    return folders
