@@ -89,3 +89,17 @@ def test_both_paths_compute_the_reference_on_ort():
         (got,) = ort.InferenceSession(m.onnx.SerializeToString(), providers=["CPUExecutionProvider"]).run(
             None, m.oracle.input)
         np.testing.assert_allclose(got, m.oracle.output["v3"], rtol=1e-6)
+
+
+def test_torch_exporter_writes_a_valid_bfloat16_thresholded_relu():
+    """zeros_like in the torch lowering was exported as a bfloat16 ConstantOfShape, which opset 17 lacks:
+    a campaign with export.via=torch counted it as an nnfuzz error on every such graph."""
+    from nnfuzz.generate import GenPolicy
+    from nnfuzz.generate.symbolic import GraphGenerator
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+    from nnfuzz.ops.activation.spec import ThresholdedRelu
+
+    gir = GraphGenerator(GenPolicy(max_nodes=1, dtypes=("bfloat16",), seed=0), [ThresholdedRelu]).generate()
+    model = build_model(gir, 0, export=ExportSpec(via="torch", opset=17))
+    assert "ConstantOfShape" not in {n.op_type for n in model.onnx.graph.node}

@@ -19,8 +19,9 @@ def _hard_sigmoid(op, x):
 
 @lowers(A.ThresholdedRelu)
 def _thresholded_relu(op, x):
-    # F.threshold's formula; torch's exporter cannot write aten::threshold, where() it can
-    return f64_scalar_safe(lambda v: torch.where(v > op.alpha, v, torch.zeros_like(v)))(x)
+    # F.threshold's formula; torch's exporter cannot write aten::threshold, where() it can; a 0-d zero,
+    # not zeros_like (written as ConstantOfShape, which has no bfloat16 at opset 17)
+    return f64_scalar_safe(lambda v: torch.where(v > op.alpha, v, torch.zeros((), dtype=v.dtype)))(x)
 
 
 @lowers(A.Shrink)
