@@ -103,3 +103,13 @@ def test_torch_exporter_writes_a_valid_bfloat16_thresholded_relu():
     gir = GraphGenerator(GenPolicy(max_nodes=1, dtypes=("bfloat16",), seed=0), [ThresholdedRelu]).generate()
     model = build_model(gir, 0, export=ExportSpec(via="torch", opset=17))
     assert "ConstantOfShape" not in {n.op_type for n in model.onnx.graph.node}
+
+
+def test_bitshift_is_not_offered_to_torchs_exporter():
+    """torch's exporter writes a signed right shift as a division (rounds toward zero, the shift floors):
+    a campaign with export.via=torch reported that as ORT's inconsistency."""
+    from nnfuzz.generate.opset import usable_with
+    from nnfuzz.ops.bitwise.spec import BitShift
+
+    assert not usable_with({"torch"}, "torch")(BitShift)
+    assert usable_with({"torch"}, "onnx")(BitShift)

@@ -24,6 +24,10 @@ def _shift(op, x, y):
     return shift(x, y)
 
 
+no_torch_export(K.BitShift, "torch 2.13's TorchScript exporter writes x >> y as x / 2**y (Pow, Div), which rounds "
+                "toward zero where the shift floors (negative x): its models are not the op")
+
+
 def defined_divisor(x, y):
     """``y``, with 1 where ``x / y`` is undefined (y == 0; an int minimum over -1)."""
     bad = y == 0
