@@ -47,7 +47,21 @@ def campaign_config(cfg):
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
+        source=_source(f.get("source")),
     )
+
+
+def _source(value):
+    """``fuzz.source``: a folder written by ``nnfuzz migrate`` (it holds priority.json), or None."""
+    from nnfuzz.errors import ConfigError
+
+    if value in (None, ""):
+        return None
+    path = Path(str(value))
+    if not (path / "priority.json").is_file():
+        raise ConfigError(f"fuzz.source={value!r} must be a folder written by `nnfuzz migrate` (with priority.json); "
+                          f"{'it has none' if path.is_dir() else 'it is not a folder'}")
+    return path
 
 
 def _flag(v, name: str) -> bool:

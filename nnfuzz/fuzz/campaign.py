@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import nnfuzz
-from nnfuzz.errors import InternalError
+from nnfuzz.errors import ConfigError, InternalError
 from nnfuzz.fuzz.produce import Produced, produce
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
@@ -52,6 +52,7 @@ class CampaignConfig:
     oracle: str = "reference"            # reference | optlevel | devices (fuzz/expected.py)
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
     onnx: bool = True                    # export ONNX (False when no side of the oracle takes ONNX)
+    source: Optional[Path] = None        # a folder of migrated tests (nnfuzz migrate), tested in priority order
 
 
 class Campaign:
@@ -127,6 +128,8 @@ class Campaign:
 
     def _test_until_done(self, sandbox) -> None:
         """Test until the time bound or max_tests; a stop signal ends it with ``Stopped``."""
+        if self.cfg.source is not None:
+            return self._run_migrated(sandbox)
         if self.cfg.producers > 0:
             self._run_with_producers(sandbox)
         seed = self.cfg.policy.seed
@@ -156,6 +159,17 @@ class Campaign:
                 self.status.refresh()
         finally:
             producers.close()  # at once: models made from now on would never be tested
+
+    def _run_migrated(self, sandbox) -> None:
+        """The migrated tests of ``fuzz.source``, in priority order, until they or the time run out."""
+        from nnfuzz.migrate.loader import migrated_tests
+
+        for p in migrated_tests(self.cfg.source):
+            if self.left() <= 0.05 or self._enough():
+                break
+            self.stop.check()
+            self.consume(sandbox, p)
+            self.status.refresh()
 
     # ---- one test -----------------------------------------------------------------------------
     def test_one(self, sandbox, seed: int) -> None:
@@ -238,6 +252,8 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
         return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
                        backend_path=path, stop=stop)
 
+    if cc.source is not None:  # migrated tests: no generation, so no producers and no op probing
+        cc = dataclasses.replace(cc, producers=0, probe=False)
     with contextlib.ExitStack() as stack:
         producers = None
         if cc.producers > 0:  # first: their imports and warm-up overlap the sandbox's start and the probe
@@ -250,6 +266,10 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
         if spec.expected is not None:
             expected = stack.enter_context(sandbox_for(spec.expected, spec.expected_options))
         sides = [sandbox] + ([expected] if expected else [])
+        if cc.source is not None and any(s.format != "onnx" for s in sides):
+            raise ConfigError(f"fuzz.source={cc.source} holds ONNX models, but {[s.backend for s in sides if s.format != 'onnx']} "
+                              "take nnfuzz graphs, which migrated tests do not have; use an ONNX backend (ort-cpu, "
+                              "tvm-cpu, openvino-cpu, ...)")
         lowerings = {s.backend_info.lowering for s in sides}
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
         if cc.search is not None and any(s.backend_info.int64_bits == 32 for s in sides):

@@ -49,6 +49,8 @@ class Produced:
         from nnfuzz.materialize.model import build_model
         from nnfuzz.triage.judging import model_twins
 
+        if self.gir_text is None:
+            return self.oracle, "a migrated test has no graph to compute float64 twins from"
         if self.model is None:
             model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False,
                                 values=(self.weights, self.oracle.input))

@@ -37,7 +37,7 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
     path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
                         err_log=err_log(v), tf_model=_tf_writer(c, p, t.side))
     _count(c, meta, path, flaky, v)
-    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0:
+    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None:
         reduce_later(c, path)
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""
     flag = " (flaky)" if flaky else ""
@@ -65,15 +65,30 @@ def bug_meta(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: dict, flak
         backend_options=c.spec.expected_options if expected_side else c.cfg.backend_options,
         policy=dataclasses.asdict(c.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
         search=p.search, format=(c.expected if expected_side else sandbox).format, oracle=oracle_meta(c, t.side),
-        **verdict_fields(t.verdict, t.result))
+        **verdict_fields(t.verdict, t.result), **migration_fields(p, rec))
     if t.verdict.symptom is Symptom.inconsistency:
         meta = meta.replace(float64_twin=t.twin, **_localize(c, sandbox, p))
     return meta
 
 
+def migration_fields(p: "Produced", rec: dict) -> dict:
+    """meta.json's ``migration`` (the source test, for a bug found by a migrated test) and its opset."""
+    if p.gir_text is not None or "migration" not in rec:
+        return {}
+    return {"migration": rec["migration"], "opset": rec.get("opset") or 17}
+
+
 def _localize(c: "Campaign", sandbox, p: "Produced") -> dict:
-    """meta.json's first_divergent_node and blame for an inconsistency (within the time bound)."""
+    """meta.json's first_divergent_node and blame for an inconsistency (within the time bound). A migrated
+    single-operator test diverges at its one node; a multi-node one is not localized (no graph)."""
     from nnfuzz.gir import GraphIR
+
+    if p.gir_text is None:
+        ops = p.rec.get("ops") or []
+        if len(ops) == 1:
+            return {"first_divergent_node": {"index": 0, "op": ops[0], "var": None, "dtype": None},
+                    "localization_note": "a migrated single-operator test"}
+        return {"localization_note": "a migrated test has no graph to localize in"}
 
     def run(model, inputs):
         if c.left() <= 0:

@@ -1,0 +1,39 @@
+"""`nnfuzz fuzz fuzz.source=migrated/`: migrated tests run through the same sandbox, verdicts, dedup and
+bug store as generated models, in priority order, on ort-cpu and tvm-cpu (50 tests at most each)."""
+import json
+
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.migrate.priority import read_order
+from nnfuzz.triage.bugstore import load_bug
+
+NEEDS = {"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
+
+
+@pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
+def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeypatch, capsys):
+    pytest.importorskip(NEEDS[backend])
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "bugs"
+    assert main(["fuzz", f"backend={backend}", f"fuzz.source={corpus}", "time=120s", "fuzz.max_tests=50",
+                 f"fuzz.out={out}", "ui=plain"]) == 0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
+    log = [json.loads(x) for x in (out / "campaign.jsonl").read_text().splitlines()]
+    tested = [r for r in log if "migration" in r]
+    order = read_order(corpus)
+    assert [r["migration"]["folder"] for r in tested] == order[:len(tested)]  # priority order, from the top
+    assert any(r.get("verdict") == "pass" for r in tested)
+    for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()):
+        bug = load_bug(folder)
+        assert bug.meta.migration is not None and bug.meta.migration["folder"] in order  # says where it came from
+        assert not (folder / "gir.json").exists()
+
+
+def test_source_errors_are_clear(corpus, tmp_path, capsys):
+    assert main(["fuzz", "backend=ort-cpu", f"fuzz.source={tmp_path}", "time=5s", f"fuzz.out={tmp_path / 'b'}"]) == 2
+    assert "nnfuzz migrate" in capsys.readouterr().err
+    assert main(["fuzz", "backend=inductor-cpu", f"fuzz.source={corpus}", "time=5s", f"fuzz.out={tmp_path / 'c'}",
+                 "ui=plain"]) == 2
+    assert "ONNX backend" in capsys.readouterr().err
