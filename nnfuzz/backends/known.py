@@ -24,6 +24,7 @@ class Known:
 KNOWN = [
     Known("ort", r"NOT_IMPLEMENTED : Could not find an implementation for", note="no CPU kernel for this op x dtype"),
     Known("ort", r"NOT_IMPLEMENTED : Failed to find kernel for", note="no CPU kernel for this op at this opset"),
+    Known("ort", r"is not a registered function/op", note="ORT does not implement this op (e.g. ai.onnx.preview ones)"),
     Known("ort", r"Dilation not supported for AutoPadType::SAME", note="ORT's Conv refuses auto_pad SAME_* with dilations "
           "(the ONNX spec allows it)"),
     Known("ort", r"data type is not supported with Scatter(ND|Elements) opset \d+ when reduction is",
