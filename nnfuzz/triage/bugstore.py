@@ -71,6 +71,12 @@ class BugStore:
         raise NNFuzzError(f"could not find a free bug number in {self.root}")
 
 
+def read_err_log(folder) -> str:
+    """A bug folder's err.log ("" when it has none)."""
+    p = Path(folder) / "err.log"
+    return p.read_text(errors="replace") if p.is_file() else ""
+
+
 def load_bug(path) -> Bug:
     """Read a bug folder, refusing anything malformed (and any oracle.pkl that could run code)."""
     path = Path(path)

@@ -94,7 +94,7 @@ def representative_op(meta) -> str:
 
 def index_store(root) -> dict:
     """Group every bug folder under ``root`` by signature; unreadable folders are listed apart."""
-    from nnfuzz.triage.bugstore import BUG_DIR
+    from nnfuzz.triage.bugstore import BUG_DIR, read_err_log
     from nnfuzz.triage.folder import BugFolderError
     from nnfuzz.triage.meta import read_meta
 
@@ -107,7 +107,7 @@ def index_store(root) -> dict:
         except BugFolderError as e:
             broken.append({"id": folder.name, "error": f"{type(e).__name__}: {e}"})
             continue
-        err = (folder / "err.log").read_text(errors="replace") if (folder / "err.log").is_file() else ""
+        err = read_err_log(folder)
         sig = signature(meta, err)
         first = groups.setdefault(sig, [])
         first.append(folder.name)

@@ -25,14 +25,14 @@ def pairwise(labels: Dict[str, str], signatures: Dict[str, str]) -> Tuple[float,
 
 def labelled_corpus(root: Path) -> Tuple[Dict[str, str], Dict[str, str]]:
     """``root``/labels.json (folder -> root cause) and each folder's signature by today's rules."""
+    from nnfuzz.triage.bugstore import read_err_log
     from nnfuzz.triage.dedup import signature
 
     labels = json.loads((root / "labels.json").read_text())
     sigs = {}
     for name in labels:
         meta = json.loads((root / name / "meta.json").read_text())
-        err = root / name / "err.log"
-        sigs[name] = signature(meta, err.read_text() if err.is_file() else "")
+        sigs[name] = signature(meta, read_err_log(root / name))
     return labels, sigs
 
 

@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Dict, List
 
-from nnfuzz.triage.bugstore import BUG_DIR, BugStore, load_bug
+from nnfuzz.triage.bugstore import BUG_DIR, BugStore, load_bug, read_err_log
 from nnfuzz.triage.dedup import Deduper, write_index
 from nnfuzz.triage.folder import BugFolderError
 from nnfuzz.triage.meta import write_meta
@@ -37,7 +37,7 @@ def merge_stores(sources: List[Path], out: Path, progress=None) -> Dict[str, obj
             except BugFolderError as e:
                 skipped.append(f"{folder}: {e}")
                 continue
-            err = (folder / "err.log").read_text(errors="replace") if (folder / "err.log").is_file() else ""
+            err = read_err_log(folder)
             sig, first = dedup.check(bug.meta, err)
             meta = bug.meta.replace(signature=sig, duplicate_of=first,
                                     extra={**bug.meta.extra, "merged_from": str(folder)})
@@ -54,7 +54,7 @@ def merge_stores(sources: List[Path], out: Path, progress=None) -> Dict[str, obj
             merged.append({"from": str(folder), "to": dest.name, "duplicate_of": first})
             if progress:
                 progress(f"{folder} -> {dest.name}")
-    index = write_index(out) if merged or Path(out).is_dir() else {"unique": 0}
+    index = write_index(out) if Path(out).is_dir() else {"unique": 0}
     return {"merged": len(merged), "duplicates": sum(1 for m in merged if m["duplicate_of"]),
             "unique_in_store": index["unique"], "unreadable": skipped, "links_not_followed": links,
             "out": str(out), "folders": merged}

@@ -14,12 +14,14 @@ from typing import Callable, Dict
 import onnx
 
 from nnfuzz.errors import ConfigError
+from nnfuzz.triage.bugstore import read_err_log
 from nnfuzz.triage.rootcause import root_cause
 
 
 def _facts(bug, backend: str) -> dict:
     m = bug.meta
-    op, inner = root_cause(str(m.summary), _err(bug))
+    err = read_err_log(bug.path)
+    op, inner = root_cause(str(m.summary), err)
     what = (f"an inconsistency: {m.summary}" if m.symptom == "inconsistency" else
             f"a {m.symptom} at {m.stage}: {inner or m.summary}")
     nodes = [n.op_type for n in onnx.load_model_from_string(bug.model_bytes).graph.node if n.op_type != "Constant"] \
@@ -29,14 +31,9 @@ def _facts(bug, backend: str) -> dict:
         "backend": backend, "version": m.version, "version_id": m.version_id, "op": op or _first_divergent(m),
         "what": what, "ops": ops, "nodes": len(nodes), "opset": m.opset, "os": platform.platform(),
         "arch": platform.machine(), "python": platform.python_version(), "summary": str(m.summary),
-        "expected": _expected(m), "log": _err(bug).split("Traceback (most recent call last)")[0].strip()[:3000]
+        "expected": _expected(m), "log": err.split("Traceback (most recent call last)")[0].strip()[:3000]
         or str(m.summary),
     }
-
-
-def _err(bug) -> str:
-    p = bug.path / "err.log"
-    return p.read_text(errors="replace") if p.is_file() else ""
 
 
 def _first_divergent(m) -> str:

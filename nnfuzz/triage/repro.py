@@ -33,10 +33,10 @@ class Replay:
 def recorded_signature(bug) -> str:
     """The bug's signature as the current dedup rules compute it from its meta.json and err.log (a
     signature stored by an older nnfuzz may follow older rules)."""
+    from nnfuzz.triage.bugstore import read_err_log
     from nnfuzz.triage.dedup import signature
 
-    err = (bug.path / "err.log").read_text(errors="replace") if (bug.path / "err.log").is_file() else ""
-    return signature(bug.meta, err)
+    return signature(bug.meta, read_err_log(bug.path))
 
 
 def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
