@@ -81,6 +81,7 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
     from nnfuzz.fuzz.lifeline import serve_the_campaign
 
     serve_the_campaign()  # the campaign decides when to stop; dies with it
+    cpu_only()
     one_thread()
     warm_up(cc)
     plan = _wait_for_plan(plans, done)
@@ -123,6 +124,17 @@ def _fork_others(n: int) -> int:
             die_with_parent(os.getppid(), pdeathsig=True)
             return k
     return 0
+
+
+def cpu_only() -> None:
+    """Producers compute on the CPU: hide any GPU before torch first looks for one. On a CUDA build of
+    torch, a backward pass (the warm-up's value search) with a GPU visible starts autograd's per-device
+    threads, and every producer forked afterwards then fails its first backward pass ("Unable to handle
+    autograd's threading in combination with fork-based multiprocessing"): seen on an H100, where it
+    turned a third of a campaign's tests into nnfuzz errors."""
+    import os
+
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
 
 
 def one_thread() -> None:
