@@ -123,3 +123,15 @@ def test_sandbox_runs_a_model_and_stages_a_compile_failure():
         assert (r.status, r.stage) == ("error", "compile"), (r.error, r.detail)
         assert classify("inductor", f"{r.error}\n{r.detail}") is None
         assert (v.outcome, v.symptom, v.stage) == (Outcome.BUG, Symptom.crash, Stage.compile)
+
+
+@pytest.mark.parametrize("op", ["GatherElements", "ScatterElements", "ScatterND", "ResizeLinearOnnx"])
+def test_lowerings_with_computed_indices_compile(ind, op):
+    """Indices and resize taps are numpy computed from static shapes: traced by dynamo, they became
+    data-dependent torch ops inductor refused, a false crash on every such model (seen in GPU campaigns,
+    where half the saved bugs were these). They are constants of the compiled graph now."""
+    model = safe_model(0, [op], ("float32",), 2, max_elems=256, export=False)
+    assert {i.op.name for i in model.gir.insts} == {op}
+    out = ind.run(ind.compile(payload(model)), model.oracle.input)
+    v = compare(model.oracle.output, out)
+    assert v.outcome is Outcome.PASS, v.detail

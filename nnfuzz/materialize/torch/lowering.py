@@ -8,12 +8,39 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import numpy as np
+import torch
+
+from nnfuzz.abstract.op import AbsOpBase, op_from_json
 from nnfuzz.abstract.optable import OpTable
 from nnfuzz.errors import OpDefinitionError
 from nnfuzz.ops import load_aspect
 
 LOWERINGS = OpTable("torch lowering")
 lowers = LOWERINGS.register
+
+
+def static_tensor(make: Callable, args: tuple, device) -> "torch.Tensor":
+    """``make(*args)``, a numpy array that depends only on static shapes and attributes (indices, resize
+    taps), as a tensor on ``device``. torch.compile calls it once while tracing and keeps the result as a
+    constant; traced into, its numpy code became torch ops on data-dependent values, which inductor
+    refused ("Could not guard on data-dependent expression"): a false crash on every GatherElements,
+    ScatterElements, ScatterND and ONNX-mode Resize model. An op among ``args`` travels as its JSON
+    (torch.compile passes only plain constants to such a call)."""
+    dtype, values = _static_values(make, tuple((_OP, a.to_json()) if isinstance(a, AbsOpBase) else a for a in args))
+    return torch.tensor(values, dtype=getattr(torch, dtype), device=device)
+
+
+_OP = "nnfuzz-op"
+
+
+@torch.compiler.assume_constant_result
+def _static_values(make, args: tuple):
+    """(dtype name, nested lists): plain constants, since a traced graph takes one constant tensor per
+    such function at most."""
+    arr = np.asarray(make(*[op_from_json(a[1]) if isinstance(a, tuple) and len(a) == 2 and a[0] == _OP else a
+                            for a in args]))
+    return str(arr.dtype), arr.tolist()
 
 
 def lower_each(table: dict) -> None:

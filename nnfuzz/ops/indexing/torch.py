@@ -3,12 +3,13 @@ device). They run on any dtype the twin and the surrogates give them (int64, flo
 import torch
 
 from nnfuzz.materialize.onnx.export import no_torch_export
-from nnfuzz.materialize.torch.lowering import lowers
+from nnfuzz.materialize.torch.lowering import lowers, static_tensor
 from nnfuzz.ops.indexing import spec as I
 
 
-def _const(arr, like):
-    return torch.from_numpy(arr).to(like.device)
+def _const(make, args, like):
+    """The constant ``make(*args)`` on ``like``'s device."""
+    return static_tensor(make, tuple(args), like.device)
 
 
 def _dims(x):
@@ -38,7 +39,7 @@ def _topk(op, x):
 @lowers(I.GatherElements)
 def _gather_elements(op, x):
     shape = _with_dim(x.shape, op.axis, op.n)
-    return torch.gather(x, op.axis, _const(I.gather_indices(shape, _dims(x)[op.axis], op.pick), x))
+    return torch.gather(x, op.axis, _const(I.gather_indices, (tuple(shape), _dims(x)[op.axis], op.pick), x))
 
 
 _REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
@@ -50,7 +51,7 @@ no_torch_export(I.ScatterElements, "torch 2.13's TorchScript exporter writes sca
 
 @lowers(I.ScatterElements)
 def _scatter_elements(op, data, upd):
-    idx = _const(I.scatter_element_indices(op, _dims(data), _dims(upd)), data)
+    idx = _const(I.scatter_element_indices, (op, _dims(data), _dims(upd)), data)
     if op.reduction == "none":
         return torch.scatter(data, op.axis, idx, upd)
     if op.reduction == "add":
@@ -65,7 +66,7 @@ _COMBINE = {"none": lambda old, new: new, "add": torch.add, "mul": torch.mul, "m
 @lowers(I.ScatterND)
 def _scatter_nd(op, data, upd):
     """The index tuples are distinct, so each target combines with exactly one update slice."""
-    pos = _const(I.nd_positions(_dims(data)[:op.k], _dims(upd)[0], op.pick), data)
+    pos = _const(I.nd_positions, (_dims(data)[:op.k], _dims(upd)[0], op.pick), data)
     at = tuple(pos[:, j] for j in range(op.k))
     out = data.clone()
     out[at] = _COMBINE[op.reduction](data[at], upd)
@@ -97,7 +98,7 @@ def _reverse_sequence(op, x):
     """A gather along the time axis: position t of batch b reads lens[b] - 1 - t below lens[b]."""
     t_ax, b_ax = op.time_axis, op.batch_axis
     time, batch = _dims(x)[t_ax], _dims(x)[b_ax]
-    lens = _const(I.sequence_lens(batch, time, op.pick), x)
+    lens = _const(I.sequence_lens, (batch, time, op.pick), x)
     t = torch.arange(time, device=x.device)
     src = torch.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])  # [batch, time]
     if t_ax < b_ax:
