@@ -12,8 +12,8 @@ from typing import Dict, List, Sequence, Tuple
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#17becf", "#bcbd22")
-W, H = 560, 260                    # the plot's size in SVG units (it scales to the page)
-LEFT, RIGHT, TOP, BOTTOM = 58, 150, 28, 40  # margins: room for ticks, the legend and the title
+W, H = 600, 260                    # the plot's size in SVG units (it scales to the page)
+LEFT, RIGHT, TOP, BOTTOM = 58, 175, 28, 40  # margins: room for ticks, the legend and the title
 
 
 def esc(text) -> str:
@@ -26,12 +26,11 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> List[float]:
         hi = lo + 1.0
     raw = (hi - lo) / max(n, 1)
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks, k = [], 0
-    while start + k * step <= hi + step * 1e-9:
-        ticks.append(round(start + k * step, 12))
-        k += 1
+    ticks = [round(start, 12)]
+    while ticks[-1] < hi - step * 1e-9:  # the last tick is at or past ``hi``: the data stays inside
+        ticks.append(round(start + len(ticks) * step, 12))
     return ticks
 
 
