@@ -3,8 +3,9 @@
 The graph is read from gir.json as plain JSON (the op's name and attributes, not an op object: a folder
 from someone else names whatever it likes, and drawing it must not depend on that op being registered)
 or, for folders without one (migrated tests), from model.onnx's nodes. Layers are longest paths from
-the inputs; within a layer nodes are ordered by the mean position of their producers (two sweeps), which
-keeps edges of small graphs short and mostly uncrossed.
+the inputs; an edge that skips layers gets a place of its own in each layer it passes; within a layer, nodes are
+ordered by the mean position of their producers (two sweeps), which keeps edges of small graphs short
+and mostly uncrossed.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from nnfuzz.errors import NNFuzzError
 from nnfuzz.report.charts import esc
 
 CHAR_W, NODE_H, GAP_X, GAP_Y, PAD = 6.6, 38, 24, 34, 12
+DUMMY_W = 8  # the width an edge takes in a layer it passes through
 MAX_LABEL = 44
 
 
@@ -99,49 +101,72 @@ def from_onnx(model) -> List[Node]:
     return nodes
 
 
-def _layers(nodes: List[Node]) -> List[List[int]]:
-    depth = []
+def _layout(nodes: List[Node]):
+    """Layers of slots and the edges as chains. A slot is a node's index or, for an edge that skips
+    layers, a dummy (an int from ``len(nodes)`` on) in each layer it passes, so that it gets a place of
+    its own instead of crossing the nodes there. Returns (layers, preds of every slot, [(producer,
+    consumer, [dummies])])."""
+    depth: List[int] = []
     for n in nodes:  # producers come first (from_* number them so), hence one pass
-        depth.append(1 + max((depth[p] for p in n.preds if p < len(depth)), default=-1))
-    layers: List[List[int]] = [[] for _ in range(max(depth, default=-1) + 1)]
+        depth.append(1 + max((depth[p] for p in n.preds), default=-1))
+    layers: List[List[int]] = [[] for _ in range(max(depth) + 1)]
     for i, d in enumerate(depth):
         layers[d].append(i)
+    preds: Dict[int, List[int]] = {}
+    chains = []
+    dummy = len(nodes)
+    for i, n in enumerate(nodes):
+        ends = []
+        for p in n.preds:
+            prev, chain = p, []
+            for d in range(depth[p] + 1, depth[i]):
+                preds[dummy] = [prev]
+                layers[d].append(dummy)
+                chain.append(dummy)
+                prev, dummy = dummy, dummy + 1
+            ends.append(prev)
+            chains.append((p, i, chain))
+        preds[i] = ends
     for _ in range(2):  # order by the mean position of the producers in the layer above
-        pos = {i: k for layer in layers for k, i in enumerate(layer)}
+        pos = {s: k for layer in layers for k, s in enumerate(layer)}
         for layer in layers[1:]:
-            layer.sort(key=lambda i: sum(pos[p] for p in nodes[i].preds) / len(nodes[i].preds)
-                       if nodes[i].preds else pos[i])
-            pos.update({i: k for k, i in enumerate(layer)})
-    return layers
+            layer.sort(key=lambda s: sum(pos[p] for p in preds.get(s, ())) / len(preds[s]) if preds.get(s) else pos[s])
+            pos.update({s: k for k, s in enumerate(layer)})
+    return layers, preds, chains
 
 
 def draw(nodes: List[Node], ident: str) -> str:
     """The SVG of ``nodes``; ``ident`` makes its marker id unique in the page."""
     if not nodes:
         return '<p class="note">the graph has no nodes</p>'
-    layers = _layers(nodes)
-    width = {i: max(len(_clip(n.title)), len(_clip(n.detail))) * CHAR_W + 2 * PAD for i, n in enumerate(nodes)}
-    rows = [sum(width[i] for i in layer) + GAP_X * (len(layer) - 1) for layer in layers]
+    layers, _, chains = _layout(nodes)
+    width = {s: (max(len(_clip(nodes[s].title)), len(_clip(nodes[s].detail))) * CHAR_W + 2 * PAD
+                 if s < len(nodes) else DUMMY_W) for layer in layers for s in layer}
+    rows = [sum(width[s] for s in layer) + GAP_X * (len(layer) - 1) for layer in layers]
     total_w = max(rows) + 2 * PAD
     xy: Dict[int, Tuple[float, float]] = {}
     for d, layer in enumerate(layers):
         x = (total_w - rows[d]) / 2
-        for i in layer:
-            xy[i] = (x, PAD + d * (NODE_H + GAP_Y))
-            x += width[i] + GAP_X
+        for s in layer:
+            xy[s] = (x, PAD + d * (NODE_H + GAP_Y))
+            x += width[s] + GAP_X
     total_h = PAD * 2 + len(layers) * NODE_H + (len(layers) - 1) * GAP_Y
     marker = f"arrow-{esc(ident)}"
     parts = [f'<svg class="graph" viewBox="0 0 {total_w:.0f} {total_h:.0f}" width="{total_w:.0f}" '
              f'height="{total_h:.0f}" xmlns="http://www.w3.org/2000/svg" role="img">'
              f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
              f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
-    for i, n in enumerate(nodes):
-        x2, y2 = xy[i][0] + width[i] / 2, xy[i][1]
-        for p in n.preds:
-            x1, y1 = xy[p][0] + width[p] / 2, xy[p][1] + NODE_H
-            mid = (y1 + y2) / 2
-            parts.append(f'<path d="M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} {x2:.1f},{y2:.1f}" '
-                         f'class="edge" marker-end="url(#{marker})"/>')
+    for p, i, chain in chains:
+        x, y = xy[p][0] + width[p] / 2, xy[p][1] + NODE_H
+        d = f"M{x:.1f},{y:.1f}"
+        for s in chain + [i]:
+            x2, y2 = xy[s][0] + width[s] / 2, xy[s][1]
+            mid = (y + y2) / 2
+            d += f" C{x:.1f},{mid:.1f} {x2:.1f},{mid:.1f} {x2:.1f},{y2:.1f}"
+            if s != i:  # through the dummy's layer
+                d += f" L{x2:.1f},{y2 + NODE_H:.1f}"
+            x, y = x2, y2 + NODE_H
+        parts.append(f'<path d="{d}" class="edge" marker-end="url(#{marker})"/>')
     for i, n in enumerate(nodes):
         x, y = xy[i]
         cls = n.kind + (" out" if n.output else "") + (" divergent" if n.divergent else "")
