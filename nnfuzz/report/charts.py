@@ -13,6 +13,7 @@ from typing import Dict, List, Sequence, Tuple
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#17becf", "#bcbd22")
 W, H = 600, 260                    # the plot's size in SVG units (it scales to the page)
+SCALE = 0.94                       # drawn size / SVG units: two plots side by side in a 1200 px page
 LEFT, RIGHT, TOP, BOTTOM = 58, 175, 28, 40  # margins: room for ticks, the legend and the title
 
 
@@ -41,9 +42,10 @@ def _fmt(v: float) -> str:
 
 
 def line_chart(title: str, series: Dict[str, Sequence[Tuple[float, float]]], xlabel: str, ylabel: str,
-               step: bool = True, css_id: str = "") -> str:
+               step: bool = True, css_id: str = "", marks: Sequence[float] = ()) -> str:
     """One SVG with a line per series (``name -> [(x, y), ...]``, x ascending); ``step`` draws counts
-    that change at events as steps. An empty series dict gives a plot that says so."""
+    that change at events as steps; ``marks`` are x values drawn as dashed lines (where a campaign
+    starts). An empty series dict gives a plot that says so."""
     pts = [p for s in series.values() for p in s]
     if not pts:
         return _frame(title, css_id, f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle" class="note">'
@@ -61,6 +63,8 @@ def line_chart(title: str, series: Dict[str, Sequence[Tuple[float, float]]], xla
         return TOP + ph - (y - y0) / ((y1 - y0) or 1) * ph
 
     parts = [_axes(xt, yt, sx, sy, xlabel, ylabel)]
+    parts += [f'<line x1="{sx(m):.1f}" x2="{sx(m):.1f}" y1="{TOP}" y2="{H - BOTTOM}" class="mark">'
+              f'<title>a campaign starts</title></line>' for m in marks]
     for k, (name, s) in enumerate(series.items()):
         color = PALETTE[k % len(PALETTE)]
         coords: List[str] = []
@@ -121,7 +125,7 @@ def _axes(xt, yt, sx, sy, xlabel, ylabel) -> str:
 
 def _frame(title: str, css_id: str, body: str) -> str:
     ident = f' id="{esc(css_id)}"' if css_id else ""
-    return (f'<svg{ident} class="plot" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" '
+    return (f'<svg{ident} class="plot" viewBox="0 0 {W} {H}" width="{W * SCALE:.0f}" height="{H * SCALE:.0f}" role="img" '
             f'xmlns="http://www.w3.org/2000/svg"><title>{esc(title)}</title>'
             f'<text x="{W / 2 - (RIGHT - LEFT) / 2}" y="16" text-anchor="middle" class="ptitle">{esc(title)}</text>'
             f'{body}</svg>')

@@ -22,7 +22,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 7px;text-
 .facts th{background:#f7f7f7;width:130px}pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow:auto;
 max-height:420px;font-size:12px}.problem{color:#b00}.note{color:#666}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #eee;max-width:100%;height:auto}
-.plot .grid{stroke:#eee}.plot .axis{stroke:#888}.plot text{font-size:11px;fill:#333}.plot .ptitle{font-size:13px;
+.plot .grid{stroke:#eee}.plot .mark{stroke:#999;stroke-dasharray:4 3}.plot .axis{stroke:#888}.plot text{font-size:11px;fill:#333}.plot .ptitle{font-size:13px;
 font-weight:600}.graph{max-width:100%;height:auto}.graph .edge{fill:none;stroke:#555;stroke-width:1.3}
 .graph rect{fill:#e8f0fb;stroke:#4a78b5}.graph .input rect{fill:#eef7e8;stroke:#5a9a3c}
 .graph .weight rect{fill:#f7f2e6;stroke:#b08a3a}.graph .out rect{stroke-width:2.5}
@@ -100,12 +100,14 @@ def _campaigns(data: StoreData) -> str:
         f"<td>{esc(c.header.get('time_s', '-'))}</td><td>{len(c.records)}</td>"
         f"<td>{esc((c.end or {}).get('stopped') or ('-' if c.end else 'no end line (killed?)'))}</td></tr>"
         for k, c in enumerate(data.campaigns))
+    marks = tl.boundaries[1:]
     plots = [
-        line_chart("tests per second", {"tests/s": tl.rate}, clock, "tests/s", step=False, css_id="plot-rate"),
-        line_chart("verdicts (cumulative)", tl.verdicts, clock, "records", css_id="plot-verdicts"),
+        line_chart("tests per second", {"tests/s": tl.rate}, clock, "tests/s", step=False, css_id="plot-rate",
+                   marks=marks),
+        line_chart("verdicts (cumulative)", tl.verdicts, clock, "records", css_id="plot-verdicts", marks=marks),
         line_chart("op types tested (coverage)", {"op types": tl.coverage}, clock, "distinct op types",
-                   css_id="plot-coverage"),
-        line_chart("bugs found", tl.bugs, clock, "bugs", css_id="plot-bugs"),
+                   css_id="plot-coverage", marks=marks),
+        line_chart("bugs found", tl.bugs, clock, "bugs", css_id="plot-bugs", marks=marks),
         bar_chart("time share per phase", tl.phases, " s", css_id="plot-phases"),
     ]
     return (head + "<table><tr><th>#</th><th>backend</th><th>oracle</th><th>seed</th><th>started</th><th>time_s</th>"
