@@ -74,6 +74,10 @@ def test_report_of_a_real_campaign_renders(browser, tmp_path, monkeypatch, capsy
     assert rows.count() == len(unique) >= 3
     assert [rows.nth(k).locator("td").first.inner_text() for k in range(rows.count())] == unique
     assert page.locator("#stats-table tr").count() > 5
+    ids = lambda: [rows.nth(k).locator("td").first.inner_text() for k in range(rows.count())]  # noqa: E731
+    page.locator("#bug-table th").first.click()
+    page.locator("#bug-table th").first.click()  # the page's script sorts: ascending, then descending
+    assert ids() == unique[::-1]
 
     page.locator("#bug-table a[href='#bug-0002']").click()
     assert page.evaluate("location.hash") == "#bug-0002"
@@ -98,6 +102,7 @@ def test_hostile_store_page_runs_no_injected_code(browser, hostile_store, tmp_pa
     capsys.readouterr()
     page, problems = _open(browser, out)
     assert page.evaluate("window.pwned") is None
+    assert page.locator("#skipped-table").count() == 1
     assert page.locator("#skipped-table tr").count() == 1 + 7
     assert "window.pwned=1" in page.locator("#bug-0000 pre.err").inner_text()  # shown as text
     assert problems == []

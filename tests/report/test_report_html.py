@@ -46,6 +46,7 @@ def test_hostile_store_lists_what_it_skips_and_escapes_everything(hostile_store,
     assert "graph not drawn: gir.json is not a GraphIR object" in sec
     assert "no script: BugFolderError" in sec and "is not a valid ONNX model" in sec
     assert 'id="plot-verdicts"' in html  # the one good log record is plotted
+    assert "campaign 1 at +2 s" in html[html.index('id="bug-0000"'):]  # its record names bug 0000 at t=1.5
 
 
 def test_bad_arguments_and_empty_store(tmp_path, capsys):
