@@ -58,12 +58,14 @@ def section(b: BugEntry, by_id: Dict[str, BugEntry]) -> str:
     err = b.err_log or "(no err.log)"
     more = f"\n… {len(err) - ERR_LOG_MAX} more characters in err.log" if len(err) > ERR_LOG_MAX else ""
     script_name, script = repro_script(b)
+    run_script = (f"\npython {shlex.quote(str(b.path / script_name))}   # the standalone script below: numpy, onnx "
+                  f"and the system only" if (b.path / script_name).is_file() else "")
     return (f'<section class="bug" id="{esc(anchor(b.id))}"><h3>Bug {esc(b.id)}: {esc(m.system)} '
             f'{esc(m.symptom)} in {esc(b.op)}</h3><table class="facts">{rows}</table>{dup_html}'
             f'<h4>Graph{" (reduced)" if m.reduced else ""}</h4>'
             f'{graph_html(b.path, b.id, _divergent_var(b))}{orig_html}'
             f'<h4>Error</h4><pre class="err">{esc(err[:ERR_LOG_MAX] + more)}</pre>'
-            f'<h4>Reproduce</h4><pre class="cmd">{esc(repro_command(b))}</pre>'
+            f'<h4>Reproduce</h4><pre class="cmd">{esc(repro_command(b) + run_script)}</pre>'
             f'<details><summary>standalone script ({esc(script_name)})</summary><pre class="script">{esc(script)}'
             f'</pre></details><p><a href="#bugs">back to the table</a></p></section>')
 
