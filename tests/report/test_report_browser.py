@@ -9,7 +9,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import copy_bugs
+from report_stores import copy_bugs
 
 from nnfuzz.cli import main
 

@@ -5,7 +5,7 @@ import re
 
 import onnx
 import pytest
-from conftest import KEPT
+from report_stores import KEPT
 
 from nnfuzz.report.graph import GraphDrawError, _layout, draw, from_gir_json, from_onnx
 

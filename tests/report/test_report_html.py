@@ -5,7 +5,7 @@ import re
 import time
 
 import pytest
-from conftest import PWN, copy_bugs
+from report_stores import PWN, copy_bugs
 
 from nnfuzz.cli import main
 from nnfuzz.fuzz.status import JsonLog
