@@ -16,10 +16,11 @@ COMMANDS = {
     "migrate": "library operator tests as models, prioritized: nnfuzz migrate source=onnx-node out=migrated/",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
     "merge": "merge bug stores of campaigns run apart (renumbered, re-deduplicated): nnfuzz merge A B -o C",
+    "report": "one static HTML page of a bug store (campaign plots, unique bugs, graphs): nnfuzz report bugs/ [-o report.html] [--no-stats]",
     "stats": "diversity metrics and coverage of a corpus of models, or two side by side: nnfuzz stats DIR [DIR2] [--json]",
 }
 
-TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats", "merge"}
+TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats", "merge", "report"}
 
 # The configuration each command reads: top-level keys and groups, listed by `nnfuzz <command> --help`.
 COMMAND_KEYS = {
@@ -31,6 +32,7 @@ COMMAND_KEYS = {
     "backends": (),
     "ops": ("mgen",),
     "stats": (),
+    "report": (),
     "merge": (),
     "migrate": ("source", "out", "migrate", "fuzz.tolerances", "ui"),
 }

@@ -39,7 +39,7 @@ def _usage(msg: str) -> int:
 
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.stats.corpus import CorpusError, load_corpus
-    from nnfuzz.stats.metrics import OpCorpus, compute
+    from nnfuzz.stats.metrics import compute, corpus_for
 
     flags = [a for a in positional if a.startswith("--")]
     dirs = [Path(a) for a in positional if not a.startswith("--")]
@@ -59,19 +59,11 @@ def run(cfg, positional, overrides) -> int:
         print(f"nnfuzz stats: {e}", file=sys.stderr)
         return 2
     graphs = [g for g, _ in loaded]
-    levels = {x.level for gs in graphs for x in gs}
-    if len(levels) > 1:
-        print("nnfuzz stats: some models were read from gir.json (nnfuzz op types) and some from model.onnx "
-              "(ONNX op types), which do not compare; pass --from=onnx to read every corpus from model.onnx",
-              file=sys.stderr)
+    try:
+        corpus = corpus_for(graphs)
+    except CorpusError as e:
+        print(f"nnfuzz stats: {e}", file=sys.stderr)
         return 2
-    if levels == {"onnx"}:
-        corpus = OpCorpus.observed(graphs, "ONNX op types seen in the corpora")
-    else:
-        from nnfuzz.generate import GenPolicy
-        from nnfuzz.generate.opset import select_ops
-
-        corpus = OpCorpus.nnfuzz(select_ops(GenPolicy(), dialects=("tf",)), "nnfuzz's registered ops")
     results = [compute(gs, corpus) for gs in graphs]
     for d, (_, skipped) in zip(dirs, loaded):
         for s in skipped:

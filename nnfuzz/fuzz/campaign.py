@@ -73,7 +73,7 @@ class Campaign:
         self.store = BugStore(cfg.out)
         self.dedup = Deduper(cfg.out)
         self.counters.unique_bugs = self.dedup.unique
-        self.log = JsonLog(cfg.out / cfg.log if cfg.log else None)
+        self.log = JsonLog(cfg.out / cfg.log if cfg.log else None, self.counters.started)
         self.info = None                 # the system under test's BackendInfo (backends/base.py)
         self.rows: Dict[str, set] = {}   # op name -> supported dtype rows (from probing)
         self.producers = None            # fuzz.producers.Producers started by run_campaign (else by run)

@@ -129,16 +129,21 @@ def _hms(s: float) -> str:
 
 
 class JsonLog:
-    """Append-only JSON-lines log; each line is flushed so a killed campaign keeps what it logged."""
+    """Append-only JSON-lines log; each line is flushed so a killed campaign keeps what it logged. With
+    ``started`` (a ``time.monotonic()`` value) each line gets ``t``, the seconds since then, so the log
+    can be plotted over time (``nnfuzz report``)."""
 
-    def __init__(self, path: Optional[Path]):
+    def __init__(self, path: Optional[Path], started: Optional[float] = None):
         self.fh = None
+        self.started = started
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.fh = open(path, "a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
         if self.fh is not None:
+            if self.started is not None:
+                record = {**record, "t": round(time.monotonic() - self.started, 3)}
             self.fh.write(json.dumps(record, default=str) + "\n")
             self.fh.flush()
 

@@ -42,6 +42,23 @@ class OpCorpus:
         return OpCorpus(name, {op: frozenset(_schema_degrees(op, ds)) for op, ds in seen.items()})
 
 
+def corpus_for(corpora: Sequence[Sequence[Graph]]) -> OpCorpus:
+    """The op corpus metrics of ``corpora`` are relative to: nnfuzz's registered ops for graphs read from
+    gir.json, the ONNX op types seen for graphs read from model.onnx; CorpusError if the two are mixed."""
+    from nnfuzz.stats.corpus import CorpusError
+
+    levels = {g.level for graphs in corpora for g in graphs}
+    if len(levels) > 1:
+        raise CorpusError("some models were read from gir.json (nnfuzz op types) and some from model.onnx "
+                          "(ONNX op types), which do not compare; pass --from=onnx to read every corpus from model.onnx")
+    if levels == {"onnx"}:
+        return OpCorpus.observed(corpora, "ONNX op types seen in the corpora")
+    from nnfuzz.generate import GenPolicy
+    from nnfuzz.generate.opset import select_ops
+
+    return OpCorpus.nnfuzz(select_ops(GenPolicy(), dialects=("tf",)), "nnfuzz's registered ops")
+
+
 def _schema_degrees(op: str, seen: set) -> set:
     from onnx import defs
 

@@ -114,7 +114,7 @@ def read_meta(path: Path, required=REQUIRED) -> BugMeta:
     one of ``required`` or is of a newer schema."""
     try:
         obj = json.loads(Path(path).read_text())
-    except (OSError, ValueError, UnicodeDecodeError) as e:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nested too deep
         raise BugFolderError(f"{path} is not readable JSON: {type(e).__name__}: {e}") from e
     if isinstance(obj, dict) and any(k not in obj for k in required):
         raise BugFolderError(f"{path} must be an object with keys {list(required)}; it has {sorted(obj)}")

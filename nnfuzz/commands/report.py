@@ -1,0 +1,58 @@
+"""`nnfuzz report bugs/ [-o report.html]`: one static HTML page of a bug store: the campaign over time
+(from campaign.jsonl), a table of its unique bugs (grouped as `nnfuzz dedup` groups them), and a section
+per bug with its graph drawn, the error, the repro command and the standalone script (docs/report.md).
+
+The page needs no server and loads nothing (inline CSS, JS and SVG). Folders or log lines that cannot be
+read are listed in the page (and here on stderr) and left out. Exit codes: 0 written; 2 bad arguments,
+or the folder does not exist or holds neither bug folders nor a campaign.jsonl.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+USAGE = "usage: nnfuzz report <bug store, e.g. bugs/> [-o report.html] [--no-stats]"
+
+
+def run(cfg, positional, overrides) -> int:
+    from nnfuzz.report.page import render
+    from nnfuzz.report.store import LOG, gather
+    from nnfuzz.triage.folder import atomic_write_text
+
+    args, paths, out, stats = list(positional), [], None, True
+    while args:
+        a = args.pop(0)
+        if a in ("-o", "--out"):
+            if not args:
+                print(f"nnfuzz report: {a} needs a file name\n{USAGE}", file=sys.stderr)
+                return 2
+            out = Path(args.pop(0))
+        elif a.startswith("--out="):
+            out = Path(a.split("=", 1)[1])
+        elif a == "--no-stats":
+            stats = False
+        elif a.startswith("-"):
+            print(f"nnfuzz report: unknown option {a!r}\n{USAGE}", file=sys.stderr)
+            return 2
+        else:
+            paths.append(a)
+    if len(paths) != 1 or overrides:
+        print(f"nnfuzz report: expected one bug store, got {paths + list(overrides)}\n{USAGE}", file=sys.stderr)
+        return 2
+    root = Path(paths[0])
+    if not root.is_dir():
+        print(f"nnfuzz report: {root} is not a folder; pass a bug store such as bugs/", file=sys.stderr)
+        return 2
+    data = gather(root, with_stats=stats)
+    if not data.bugs and not data.has_log and not data.skipped:
+        print(f"nnfuzz report: {root} holds no bug folders (NNNN/) and no {LOG}", file=sys.stderr)
+        return 2
+    for s in data.skipped:
+        print(f"nnfuzz report: skipped {s.what}: {s.error}", file=sys.stderr)
+    out = out or root / "report.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, render(data))
+    out.chmod(0o644)  # a page to share (the temporary file it was written through is private)
+    print(f"wrote {out}: {len(data.unique)} unique bugs of {len(data.bugs)} folders, {len(data.campaigns)} "
+          f"campaigns, {len(data.skipped)} entries skipped")
+    return 0

@@ -1,0 +1,127 @@
+"""One unique bug's section of the report: its facts, the reduced graph drawn (and the original one),
+the error, the repro command and the standalone reproduction script.
+
+Each part that cannot be read from the folder (a model.onnx that does not parse, a gir.json that is not a
+graph, a script that cannot be written for this system) is replaced by a visible note saying why.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Dict, List
+
+from nnfuzz.errors import NNFuzzError
+from nnfuzz.report.charts import esc
+from nnfuzz.report.store import BugEntry
+
+ERR_LOG_MAX = 20000  # characters of err.log shown; the rest is in the folder
+
+
+def anchor(bug_id: str) -> str:
+    return f"bug-{bug_id}"
+
+
+def nodes_text(b: BugEntry) -> str:
+    red = b.meta.reduced if isinstance(b.meta.reduced, dict) else None
+    if red and "nodes_before" in red:
+        return f"{red.get('nodes_before')} → {red.get('nodes_after')}"
+    return str(b.meta.nodes) if b.meta.nodes is not None else "-"
+
+
+def seen_text(b: BugEntry) -> str:
+    if not b.seen:
+        return "-"
+    t = b.seen.get("t")
+    when = f" at +{t:.0f} s" if isinstance(t, (int, float)) else ""
+    return f"campaign {b.seen['campaign'] + 1}{when}"
+
+
+def section(b: BugEntry, by_id: Dict[str, BugEntry]) -> str:
+    m = b.meta
+    facts = [("signature", b.signature), ("system", f"{m.system} {m.version or ''} ({m.version_id or '-'})"),
+             ("symptom", f"{m.symptom} at {m.stage or '-'}" + (" (flaky)" if m.flaky else "")),
+             ("op", b.op), ("nodes", nodes_text(b)), ("blame", m.blame or "-"),
+             ("localization", m.localization_note or "-"), ("seed", m.seed), ("first seen", seen_text(b)),
+             ("summary", m.summary)]
+    if isinstance(m.oracle, dict) and isinstance(m.oracle.get("expected"), dict):
+        exp = m.oracle["expected"]
+        facts.append(("compared with", f"{exp.get('system')} {exp.get('version', '')}"))
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in facts)
+    dups = "".join(f"<li>{esc(d)}: {esc(str(by_id[d].meta.summary)[:200])}</li>" for d in b.duplicates)
+    dup_html = f"<h4>Duplicates ({len(b.duplicates)})</h4><ul>{dups}</ul>" if b.duplicates else ""
+    original = b.path / "original"
+    orig_html = ""
+    if original.is_dir():
+        orig_html = (f"<details><summary>original graph (before reduction)</summary>"
+                     f"{graph_html(original, b.id + '-orig', None)}</details>")
+    err = b.err_log or "(no err.log)"
+    more = f"\n… {len(err) - ERR_LOG_MAX} more characters in err.log" if len(err) > ERR_LOG_MAX else ""
+    script_name, script = repro_script(b)
+    run_script = (f"\npython {shlex.quote(str(b.path / script_name))}   # the standalone script below: numpy, onnx "
+                  f"and the system only" if (b.path / script_name).is_file() else "")
+    return (f'<section class="bug" id="{esc(anchor(b.id))}"><h3>Bug {esc(b.id)}: {esc(m.system)} '
+            f'{esc(m.symptom)} in {esc(b.op)}</h3><table class="facts">{rows}</table>{dup_html}'
+            f'<h4>Graph{" (reduced)" if m.reduced else ""}</h4>'
+            f'{graph_html(b.path, b.id, _divergent_var(b))}{orig_html}'
+            f'<h4>Error</h4><pre class="err">{esc(err[:ERR_LOG_MAX] + more)}</pre>'
+            f'<h4>Reproduce</h4><pre class="cmd">{esc(repro_command(b) + run_script)}</pre>'
+            f'<details><summary>standalone script ({esc(script_name)})</summary><pre class="script">{esc(script)}'
+            f'</pre></details><p><a href="#bugs">back to the table</a></p></section>')
+
+
+def repro_command(b: BugEntry) -> str:
+    return f"nnfuzz repro {shlex.quote(str(b.path))}"
+
+
+def _divergent_var(b: BugEntry):
+    node = b.meta.first_divergent_node
+    return str(node.get("var")) if isinstance(node, dict) and node.get("var") is not None else None
+
+
+def graph_html(folder: Path, ident: str, divergent_var) -> str:
+    """The folder's graph as SVG: from gir.json, else from model.onnx; a note where neither draws."""
+    from nnfuzz.report.graph import GraphDrawError, draw, from_gir_json, from_onnx
+
+    try:
+        if (folder / "gir.json").is_file():
+            try:
+                data = json.loads((folder / "gir.json").read_text(errors="replace"))
+            except (ValueError, RecursionError) as e:
+                raise GraphDrawError(f"gir.json is not JSON: {e}") from e
+            return draw(from_gir_json(data, divergent_var), ident)
+        if (folder / "model.onnx").is_file():
+            return draw(from_onnx(_load_onnx(folder / "model.onnx")), ident)
+    except NNFuzzError as e:
+        return f'<p class="problem">graph not drawn: {esc(e)}</p>'
+    return '<p class="note">no gir.json or model.onnx to draw</p>'
+
+
+def _load_onnx(path: Path):
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from nnfuzz.report.graph import GraphDrawError
+
+    try:
+        return onnx.load_from_string(path.read_bytes())
+    except (DecodeError, ValueError, OSError) as e:
+        raise GraphDrawError(f"{path.name} does not parse as ONNX ({type(e).__name__}: {e})") from e
+
+
+def repro_script(b: BugEntry):
+    """(file name, text) of the standalone script: the folder's repro_<system>.py (`nnfuzz repro
+    --script`), else one written now (triage/script.py), else why none can be."""
+    saved: List[Path] = sorted(b.path.glob("repro_*.py"))
+    own = b.path / f"repro_{b.meta.system}.py"
+    pick = own if own.is_file() else (saved[0] if saved else None)
+    if pick is not None:
+        return pick.name, pick.read_text(errors="replace")
+    from nnfuzz.triage.bugstore import load_bug
+    from nnfuzz.triage.script import write_script
+    from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+    try:
+        return "written for this report", write_script(load_bug(b.path), b.meta.system, DEFAULT_TOLERANCES)
+    except NNFuzzError as e:
+        return "none", f"no script: {type(e).__name__}: {e}"

@@ -1,0 +1,153 @@
+"""The report as one static HTML page: inline CSS and a few lines of inline JS (table sorting), plots and
+graphs as inline SVG, nothing fetched (a Content-Security-Policy forbids any load and any script but the
+page's own), every text taken from the store HTML-escaped."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+from typing import List
+
+import nnfuzz
+from nnfuzz.report import bugpage
+from nnfuzz.report.charts import bar_chart, esc, line_chart
+from nnfuzz.report.store import TESTED, StoreData
+from nnfuzz.report.timeline import timeline
+
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 16px 40px;color:#222}
+h1{font-size:22px}h2{border-bottom:1px solid #ccc;margin-top:32px}h3{margin-top:28px}
+table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+#bug-table th{background:#f3f3f3;cursor:pointer}#bug-table td.sig{font-family:monospace;font-size:12px}
+.facts th{background:#f7f7f7;width:130px}pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow:auto;
+max-height:420px;font-size:12px}.problem{color:#b00}.note{color:#666}
+.plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #eee;max-width:100%;height:auto}
+.plot .grid{stroke:#eee}.plot .mark{stroke:#999;stroke-dasharray:4 3}.plot .axis{stroke:#888}.plot text{font-size:11px;fill:#333}.plot .ptitle{font-size:13px;
+font-weight:600}.graph{max-width:100%;height:auto}.graph .edge{fill:none;stroke:#555;stroke-width:1.3}
+.graph rect{fill:#e8f0fb;stroke:#4a78b5}.graph .input rect{fill:#eef7e8;stroke:#5a9a3c}
+.graph .weight rect{fill:#f7f2e6;stroke:#b08a3a}.graph .out rect{stroke-width:2.5}
+.graph .divergent rect{fill:#fde4e4;stroke:#c22}.graph .t1{font:600 11px monospace}.graph .t2{font:10px monospace;fill:#555}
+.summary span{display:inline-block;margin-right:22px}
+"""
+
+# Click a column header of the bug table to sort by it (numbers as numbers).
+JS = """
+document.querySelectorAll('#bug-table th').forEach(function (th, col) {
+  th.addEventListener('click', function () {
+    var body = th.closest('table').tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var dir = th.dataset.dir === 'asc' ? -1 : 1;
+    th.dataset.dir = dir === 1 ? 'asc' : 'desc';
+    rows.sort(function (a, b) {
+      var x = a.cells[col].textContent, y = b.cells[col].textContent;
+      var nx = parseFloat(x), ny = parseFloat(y);
+      return dir * (isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+"""
+
+# Nothing may be loaded, and only the page's own script runs (by its hash): were some text from a store
+# ever not escaped, a script in it would still not run.
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-"
+       + base64.b64encode(hashlib.sha256(JS.encode()).digest()).decode() + "'")
+
+STATS_ROWS = ("graphs", "NOO", "NOT", "NOP", "OTC", "IDC", "SEC", "DEC", "op_types", "op_x_dtype",
+              "op_x_rank_x_attr_bin")
+
+
+def render(data: StoreData) -> str:
+    body = [_header(data), _skipped(data), _campaigns(data), _bug_table(data), _stats(data)]
+    by_id = {b.id: b for b in data.bugs}
+    body += [bugpage.section(b, by_id) for b in data.unique]
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            f"<title>nnfuzz report: {esc(data.root)}</title><style>{CSS}</style></head><body>"
+            + "".join(body) + f"<script>{JS}</script></body></html>\n")
+
+
+def _header(data: StoreData) -> str:
+    systems = sorted({str(b.meta.system) for b in data.bugs})
+    tests = sum(1 for c in data.campaigns for r in c.records if r.get("verdict") in TESTED)
+    return (f"<h1>nnfuzz report: {esc(data.root)}</h1>"
+            f'<p class="note">written {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} by nnfuzz '
+            f"{esc(nnfuzz.__version__)} (<code>nnfuzz report</code>)</p><p class=\"summary\">"
+            f"<span><b>{len(data.unique)}</b> unique bugs</span><span><b>{len(data.bugs)}</b> bug folders</span>"
+            f"<span><b>{len(systems)}</b> systems: {esc(', '.join(systems) or '-')}</span>"
+            f"<span><b>{len(data.campaigns)}</b> campaigns, <b>{tests}</b> tests logged</span>"
+            f"<span><b>{len(data.skipped)}</b> entries skipped</span></p>"
+            '<p><a href="#campaign">campaign over time</a> · <a href="#bugs">unique bugs</a> · '
+            '<a href="#stats">graph statistics</a></p>')
+
+
+def _skipped(data: StoreData) -> str:
+    if not data.skipped:
+        return ""
+    rows = "".join(f"<tr><td>{esc(s.what)}</td><td>{esc(s.error)}</td></tr>" for s in data.skipped)
+    return (f'<h2 id="skipped">Skipped entries ({len(data.skipped)})</h2><p class="problem">These could not be read '
+            f'and are left out of what follows.</p><table id="skipped-table"><tr><th>entry</th><th>why</th></tr>'
+            f"{rows}</table>")
+
+
+def _campaigns(data: StoreData) -> str:
+    head = '<h2 id="campaign">The campaign over time</h2>'
+    if not data.has_log:
+        return head + (f'<p class="note">{esc(data.root)} has no campaign.jsonl (a store of kept bugs, or one whose '
+                       "log was removed): there is nothing to plot over time.</p>")
+    if not any(c.records for c in data.campaigns):
+        return head + '<p class="note">campaign.jsonl holds no test records.</p>'
+    tl = timeline(data.campaigns, {b.id: b.signature for b in data.bugs})
+    clock = "seconds" if tl.clock == "wall" else "busy seconds (sum of phase times; this log has no t)"
+    rows = "".join(
+        f"<tr><td>{k + 1}</td><td>{esc(c.header.get('backend', '-'))}</td><td>{esc(c.header.get('oracle', '-'))}</td>"
+        f"<td>{esc(c.header.get('seed', '-'))}</td><td>{esc(c.header.get('started', '-'))}</td>"
+        f"<td>{esc(c.header.get('time_s', '-'))}</td><td>{len(c.records)}</td>"
+        f"<td>{esc((c.end or {}).get('stopped') or ('-' if c.end else 'no end line (killed?)'))}</td></tr>"
+        for k, c in enumerate(data.campaigns))
+    marks = tl.boundaries[1:]
+    plots = [
+        line_chart("tests per second", {"tests/s": tl.rate}, clock, "tests/s", step=False, css_id="plot-rate",
+                   marks=marks),
+        line_chart("verdicts (cumulative)", tl.verdicts, clock, "records", css_id="plot-verdicts", marks=marks),
+        line_chart("op types tested (coverage)", {"op types": tl.coverage}, clock, "distinct op types",
+                   css_id="plot-coverage", marks=marks),
+        line_chart("bugs found", tl.bugs, clock, "bugs", css_id="plot-bugs", marks=marks),
+        bar_chart("time share per phase", tl.phases, " s", css_id="plot-phases"),
+    ]
+    return (head + "<table><tr><th>#</th><th>backend</th><th>oracle</th><th>seed</th><th>started</th><th>time_s</th>"
+            f"<th>records</th><th>stopped</th></tr>{rows}</table>" + f'<div class="plots">{"".join(plots)}</div>')
+
+
+def _bug_table(data: StoreData) -> str:
+    head = f'<h2 id="bugs">Unique bugs ({len(data.unique)})</h2>'
+    if not data.unique:
+        return head + '<p class="note">no readable bug folder.</p>'
+    cols = ("id", "signature", "system", "symptom", "stage", "op", "nodes", "blame", "first seen", "duplicates")
+    rows: List[str] = []
+    for b in data.unique:
+        m = b.meta
+        cells = [f'<a href="#{esc(bugpage.anchor(b.id))}">{esc(b.id)}</a>', esc(b.signature), esc(m.system),
+                 esc(m.symptom) + (" (flaky)" if m.flaky else ""), esc(m.stage or "-"), esc(b.op),
+                 esc(bugpage.nodes_text(b)), esc(m.blame or "-"), esc(bugpage.seen_text(b)),
+                 str(len(b.duplicates)) + (f" ({esc(', '.join(b.duplicates))})" if b.duplicates else "")]
+        rows.append("<tr>" + "".join(f'<td class="sig">{c}</td>' if k == 1 else f"<td>{c}</td>"
+                                     for k, c in enumerate(cells)) + "</tr>")
+    return (head + '<table id="bug-table"><thead><tr>' + "".join(f"<th>{c}</th>" for c in cols)
+            + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _stats(data: StoreData) -> str:
+    head = '<h2 id="stats">Graph statistics of the bug folders (<code>nnfuzz stats</code>)</h2>'
+    s = data.stats
+    if not s:
+        return head + '<p class="note">none (no readable graph; see the skipped entries).</p>'
+    cells = []
+    for k in STATS_ROWS:
+        v = s.get(k)
+        text = "-" if v is None else (f"{100 * v:.3g} %" if k in ("OTC", "IDC", "SEC", "DEC") else
+                                      f"{v:.2f}" if isinstance(v, float) else str(v))
+        cells.append(f"<tr><th>{esc(k)}</th><td>{esc(text)}</td></tr>")
+    return (head + f'<p class="note">relative to {esc(s.get("op_corpus"))} (n_C = {esc(s.get("n_C"))}); '
+            f'docs/stats.md defines each metric.</p><table id="stats-table">{"".join(cells)}</table>')

@@ -1,0 +1,96 @@
+"""The campaign over time, from campaign.jsonl's records: tests per second, verdict counts, op types
+tested (the op type coverage of `nnfuzz stats`, over time), bugs saved and unique signatures, and the
+time share per phase.
+
+A record's time is its ``t`` (seconds since its campaign started, written since nnfuzz logs it); an
+older log without ``t`` is placed by the running sum of its records' phase seconds, which leaves out
+start-up and waiting and so reads as busy time (the plots say which clock they use). Campaigns
+appended to one log follow each other on one axis.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from nnfuzz.report.store import TESTED, Campaign
+
+BINS = 30  # tests/s is averaged over this many slices of the time axis
+
+Series = List[Tuple[float, float]]
+
+
+@dataclass
+class Timeline:
+    clock: str                                  # "wall" (from t) or "busy" (summed phase seconds)
+    span: float = 0.0
+    rate: Series = field(default_factory=list)
+    verdicts: Dict[str, Series] = field(default_factory=dict)
+    coverage: Series = field(default_factory=list)
+    bugs: Dict[str, Series] = field(default_factory=dict)
+    phases: List[Tuple[str, float]] = field(default_factory=list)
+    boundaries: List[float] = field(default_factory=list)   # where each campaign starts on the axis
+
+
+def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
+    """``signatures``: bug folder name -> signature, to count unique bugs as they were found."""
+    wall = all("t" in r for c in campaigns for r in c.records)
+    tl = Timeline("wall" if wall else "busy")
+    events: List[Tuple[float, dict]] = []
+    offset = 0.0
+    for c in campaigns:
+        tl.boundaries.append(offset)
+        busy = 0.0
+        end = offset
+        for r in c.records:
+            busy += sum(r.get("seconds", {}).values())
+            x = offset + (r["t"] if wall else busy)
+            events.append((x, r))
+            end = max(end, x)
+        offset = end
+    tl.span = offset
+    events.sort(key=lambda e: e[0])
+    _counts(tl, events, signatures)
+    _rate(tl, events)
+    phases: Counter = Counter()
+    for _, r in events:
+        phases.update(r.get("seconds", {}))
+    tl.phases = phases.most_common()
+    return tl
+
+
+def _counts(tl: Timeline, events, signatures) -> None:
+    verdicts: Counter = Counter()
+    ops, sigs = set(), set()
+    saved = 0
+    tl.bugs = {"bugs saved": [(0.0, 0)], "unique signatures": [(0.0, 0)]}
+    tl.coverage = [(0.0, 0)]
+    for x, r in events:
+        v = r.get("verdict")
+        if v is None:
+            continue
+        verdicts[v] += 1
+        tl.verdicts.setdefault(v, [(0.0, 0)]).append((x, verdicts[v]))
+        if v in TESTED and not ops.issuperset(r.get("ops", [])):
+            ops.update(r.get("ops", []))
+            tl.coverage.append((x, len(ops)))
+        if isinstance(r.get("bug"), str):
+            saved += 1
+            tl.bugs["bugs saved"].append((x, saved))
+            sig = signatures.get(Path(r["bug"]).name)
+            if sig is not None and sig not in sigs:
+                sigs.add(sig)
+                tl.bugs["unique signatures"].append((x, len(sigs)))
+    for s in [*tl.verdicts.values(), tl.coverage, *tl.bugs.values()]:
+        if tl.span and s[-1][0] < tl.span:
+            s.append((tl.span, s[-1][1]))  # flat to the end: nothing more happened
+
+
+def _rate(tl: Timeline, events) -> None:
+    tested = [x for x, r in events if r.get("verdict") in TESTED]
+    if not tested or tl.span <= 0:
+        return
+    width = tl.span / BINS
+    counts = Counter(min(int(x / width), BINS - 1) for x in tested)
+    tl.rate = [((k + 0.5) * width, counts.get(k, 0) / width) for k in range(BINS)]
