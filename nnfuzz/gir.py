@@ -39,8 +39,10 @@ class GraphIR:
     def op_names(self) -> List[str]:
         return [inst.op.name for inst in self.insts]
 
-    def check(self) -> "GraphIR":
-        """Well-formedness: SSA, topological order, types agree with each op's rules. Raises InternalError."""
+    def check(self, types: bool = True) -> "GraphIR":
+        """Well-formedness: SSA, topological order, types agree with each op's rules (``types``: the
+        generator, whose every insertion passed the same rules on these types, leaves that out).
+        Raises InternalError."""
         defined = set()
         for name in self.inputs + self.weights:
             if name in defined:
@@ -54,6 +56,12 @@ class GraphIR:
                 if v not in defined:
                     raise InternalError(f"GraphIR: instruction {k} ({inst.op!r}) reads {v} before it is defined")
                 used.add(v)
+            if not types:
+                for v in inst.outputs:
+                    if v in defined or v not in self.vars:
+                        raise InternalError(f"GraphIR: var {v} defined twice or untyped")
+                    defined.add(v)
+                continue
             ins = [self.vars[v] for v in inst.inputs]
             want = inst.op.checked_type_transfer(ins)
             bad = [p for p in inst.op.checked_requires(ins) if p is not True]

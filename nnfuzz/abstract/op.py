@@ -121,8 +121,11 @@ class AbsOpBase:
         return [(rank, dt) for dt in in_row]
 
     # ---- checked wrappers -------------------------------------------------------------------
-    def checked_type_transfer(self, inputs: List[AbsTensor]) -> List[AbsTensor]:
-        self._check_inputs(inputs)
+    def checked_type_transfer(self, inputs: List[AbsTensor], validated: bool = False) -> List[AbsTensor]:
+        """``type_transfer`` with its inputs and outputs validated (``validated``: the caller just ran
+        ``checked_requires`` on the same inputs, which validated them)."""
+        if not validated:
+            self._check_inputs(inputs)
         try:
             outputs = self.type_transfer(list(inputs))
         except (NNFuzzError, ControlSignal):
@@ -134,8 +137,10 @@ class AbsOpBase:
         self._check_outputs(inputs, outputs)
         return outputs
 
-    def checked_requires(self, inputs: List[AbsTensor]) -> list:
-        self._check_inputs(inputs)
+    def checked_requires(self, inputs: List[AbsTensor], validated: bool = False) -> list:
+        """``requires`` flattened, True dropped (``validated``: as for ``checked_type_transfer``)."""
+        if not validated:
+            self._check_inputs(inputs)
         try:
             preds = self.requires(list(inputs))
         except (NNFuzzError, ControlSignal):

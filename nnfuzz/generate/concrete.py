@@ -27,7 +27,7 @@ class ConcreteChecks:
             op = cls(*vals, **kw)
             if op.checked_requires(inputs):  # requires first: type_transfer may divide by a bad attribute
                 return None, "requires fails"
-            outs = op.checked_type_transfer(inputs)
+            outs = op.checked_type_transfer(inputs, validated=True)
         except ConstraintError:
             return None, "the constructor refused them"
         for c in self._output_constraints(outs, target, symbolic=False):

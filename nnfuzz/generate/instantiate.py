@@ -75,7 +75,7 @@ def _pose(gen, cls, names, kinds, kw, slots, target) -> Optional[Problem]:
     try:
         op = cls(*attrs, **kw)
         outs = op.checked_type_transfer(inputs)
-        cons = op.checked_requires(inputs)
+        cons = op.checked_requires(inputs, validated=True)
     except ConstraintError:
         return None
     except OpDefinitionError as e:

@@ -134,8 +134,9 @@ class ValueTracker:
 
     def _repair(self, gen, order) -> bool:
         """The value search, from the current values, within ``repair_passes``, on the part of the
-        graph the checked instructions ``order`` depend on; then the whole graph is checked again
-        (the placeholders it moved may feed other ops)."""
+        graph the checked instructions ``order`` depend on; then ``order`` and what depends on the
+        placeholders the search moved are checked again (they may feed other ops; the rest keep their
+        inputs, so their stored values and verdicts stand)."""
         import torch
 
         from nnfuzz.materialize.search import ValueSearch
@@ -147,12 +148,13 @@ class ValueTracker:
                                    unsafe=True)
         if not res.ok:
             return False
+        moved = {p for p, v in res.inputs.items() if not _same(self.inputs.get(p), v)}
         self.inputs.update(res.inputs)
-        whole = partial_graph(gen)
-        self.env = {p: _torch(self.inputs[p], gen.vars[p].dtype) for p in whole.inputs}
-        self.sur = {}
+        for p in moved:
+            self.env[p] = _torch(self.inputs[p], gen.vars[p].dtype)
+            self.sur.pop(p, None)
         with torch.no_grad():
-            return self._check(gen, whole.insts)
+            return self._check(gen, _downstream(gen, moved, order))
 
     def values_for(self, gen, gir) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]:
         """(weights, inputs) of the finished ``gir`` (its vars renamed from the generator's)."""
@@ -233,6 +235,24 @@ def _affected(gen, inst) -> List:
             order.append(i)
             out.update(i.outputs)
     return order
+
+
+def _downstream(gen, moved: set, order: List) -> List:
+    """``order``'s instructions and those reading, directly or not, a var in ``moved``, in topological order."""
+    from nnfuzz.generate.graph_state import _topo_sort
+
+    keep, changed = {id(i) for i in order}, set(moved)
+    out = []
+    for i in _topo_sort(gen.insts, set(gen.placeholders)):
+        if id(i) in keep or changed.intersection(i.inputs):
+            out.append(i)
+            changed.update(i.outputs)
+    return out
+
+
+def _same(a, b) -> bool:
+    """The same values, bit for bit (NaN included)."""
+    return a is not None and a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def _torch(v, dtype):

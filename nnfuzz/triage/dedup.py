@@ -21,8 +21,9 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 4  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
-# 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies
+SIGNATURE_VERSION = 5  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+# 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
+# 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x"
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -31,6 +32,10 @@ _NORMALIZE = [
     (re.compile(r"\b(?:[viwp]\d+|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),  # GraphIR, Relax (lv, lv7), LLVM
     # the direct path's node names (Relu_3) and temps (_gath12), which depend on the drawn spellings
     (re.compile(r"\b_[a-z]+\d+\b|\b[A-Z][A-Za-z0-9]*_\d+\b"), "<node>"),
+    # ONNX node tests name an expanded function's nodes and edges "<Op>_<test name>_expanded_function_<x>"
+    # (onnx.backend.test.case.node): the test's name is in every one, one root cause per test otherwise
+    (re.compile(r"\b[A-Z][A-Za-z0-9]*_test_\w+"), "<node>"),
+    (re.compile(r"(Operation name: )\S+"), r"\1<node>"),                   # OpenVINO's CPU plugin: any IR name
     (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
     (re.compile(r"\s+"), " "),
 ]
