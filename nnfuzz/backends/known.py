@@ -24,6 +24,9 @@ class Known:
 KNOWN = [
     Known("ort", r"NOT_IMPLEMENTED : Could not find an implementation for", note="no CPU kernel for this op x dtype"),
     Known("ort", r"NOT_IMPLEMENTED : Failed to find kernel for", note="no CPU kernel for this op at this opset"),
+    Known("ort", r"Provider type for \S+ node with name .* is not set", note="no kernel for this op x dtype in "
+          "any provider of the session (CUDA, then the CPU fallback): how ORT's memcpy transformer says it "
+          "(transformer_memcpy.cc) in an ort-gpu session, where ort-cpu says 'Could not find an implementation'"),
     Known("ort", r"is not a registered function/op", note="ORT does not implement this op (e.g. ai.onnx.preview ones)"),
     Known("ort", r"Dilation not supported for AutoPadType::SAME", note="ORT's Conv refuses auto_pad SAME_* with dilations "
           "(the ONNX spec allows it)"),

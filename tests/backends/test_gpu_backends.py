@@ -190,3 +190,16 @@ def test_inductor_gpu_campaign_with_forked_producers_makes_no_nnfuzz_errors(tmp_
                  "fuzz.probe=false", "mgen.max_nodes=4"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
+
+
+def test_ort_gpu_op_without_any_kernel_is_unsupported():
+    """float64 Tan has neither a CUDA nor a CPU kernel: the CUDA session's error is a known limitation."""
+    needs("ort-gpu")
+    from onnx import TensorProto
+
+    b = get_backend("ort-gpu")
+    d = TensorProto.DOUBLE
+    with pytest.raises(Exception) as e:
+        b.compile(onnx_model("Tan", [("x", d, [2])], [("y", d, [2])], opset=22))
+    k = classify("ort", str(e.value))
+    assert k is not None and k.kind == "unsupported", str(e.value)
