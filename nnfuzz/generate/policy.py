@@ -14,6 +14,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConfigError
 
 SEED_RANGE = 2 ** 31   # drawn seeds are below this (any seed >= 0 may be given)
+GUIDES = ("coverage", "none")  # mgen.guide
 
 
 @dataclass
@@ -36,6 +37,7 @@ class GenPolicy:
     solver_timeout_ms: int = 100
     graph_timeout_s: float = 10.0
     max_attempts: int = 40
+    guide: str = "coverage"  # coverage | none (generate/guide.py)
 
     def __post_init__(self):
         if self.seed is not None:
@@ -55,6 +57,9 @@ class GenPolicy:
         for key in ("binning", "value_ranges"):
             if not isinstance(getattr(self, key), bool):
                 raise ConfigError(f"mgen.{key}={getattr(self, key)!r} must be true or false")
+        if self.guide not in GUIDES:
+            raise ConfigError(f"mgen.guide={self.guide!r} is not a guidance mode; valid: {list(GUIDES)} "
+                              "(coverage: bias op choice toward uncovered combinations; none: unguided)")
         self.dtypes = list(self.dtypes)
         valid = [d.value for d in DType]
         for d in self.dtypes:
