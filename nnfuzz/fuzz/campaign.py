@@ -72,7 +72,8 @@ class Campaign:
         self.counters = Counters()
         from nnfuzz.fuzz.guidestate import CampaignGuide  # first: a corrupt guide_state.json stops us before any write
 
-        self.guide = CampaignGuide(cfg.out, None, cfg.policy.guide == "coverage" and cfg.source is None)
+        self.guide = CampaignGuide(cfg.out, None, cfg.policy.guide == "coverage" and cfg.source is None,
+                                   cfg.policy.guide_bugs)
         self.store = BugStore(cfg.out)
         self.dedup = Deduper(cfg.out)
         self.counters.unique_bugs = self.dedup.unique

@@ -77,8 +77,8 @@ def triggers_of(folder: Path, signature: Optional[str], how: str) -> List[dict]:
 class CampaignGuide:
     """One per campaign: the state, its file, what producers have not been told yet, and the log."""
 
-    def __init__(self, out: Path, log, enabled: bool):
-        self.out, self.log, self.enabled = Path(out), log, enabled
+    def __init__(self, out: Path, log, enabled: bool, bugs: bool = True):
+        self.out, self.log, self.enabled, self.bugs = Path(out), log, enabled, bugs
         self.state = load_state(self.out) if enabled else GuideState()
         self.guide = Guide(self.state)
         self._unsent: Dict[str, list] = {k: [] for k in KINDS}
@@ -103,7 +103,7 @@ class CampaignGuide:
 
     def bug_saved(self, folder: Path, signature: Optional[str], how: str = "localized") -> None:
         """A bug with a new signature was saved (``how``: localized) or reduced (``how``: reduced)."""
-        if not self.enabled:
+        if not self.enabled or not self.bugs:
             return
         for t in triggers_of(Path(folder), signature, how):
             if self.state.add_trigger(t):
@@ -111,7 +111,7 @@ class CampaignGuide:
 
     def poll_reducer(self, reducer) -> None:
         """Take the triggers of the bugs the background reducer finished since the last call."""
-        if reducer is None or not self.enabled:
+        if reducer is None or not self.enabled or not self.bugs:
             return
         done = list(reducer.results)
         for r in done[self._reduced_seen:]:

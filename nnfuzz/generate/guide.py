@@ -22,12 +22,13 @@ down-weight acts on op x dtype, the level the generator chooses before solving a
 from __future__ import annotations
 
 from collections import Counter
+from itertools import accumulate
 from typing import Dict, Iterable, List, Optional
 
 FLOOR = 0.1        # factor of a fully covered choice (a fully uncovered one has 1)
 BUG_FACTOR = 0.1   # factor on a known bug's trigger row
 MIN_FACTOR = 0.01  # no choice's factor goes below this (several triggers on one row)
-PATIENCE = 10      # insertions per dtype row after which an op's uncovered rows stop pulling it
+PATIENCE = 10      # draws per dtype row after which an op's novelty decays a step
 KINDS = ("op_dtype", "op_shape", "edges")
 STATE_VERSION = 1
 
@@ -65,10 +66,8 @@ class GuideState:
                     new[kind].append(key)
                     self._index(kind, key)
                 counts[key] += n
-                if kind == "op_dtype":
-                    self._op(key[0])["uses"] += n
         self.graphs += graphs
-        if any(new.values()) or covered.get("op_dtype"):
+        if any(new.values()):
             self.version += 1
         return new
 
@@ -96,11 +95,11 @@ class GuideState:
         self.op_versions[op] = self.op_versions.get(op, 0) + 1
         hit = self._per_op.get(op)
         if hit is None:
-            hit = self._per_op[op] = {"rows": set(), "bins": set(), "in": set(), "out": set(), "uses": 0}
+            hit = self._per_op[op] = {"rows": set(), "bins": set(), "in": set(), "out": set()}
         return hit
 
     def covered(self, op: str) -> Dict[str, set]:
-        return self._per_op.get(op) or {"rows": set(), "bins": set(), "in": set(), "out": set(), "uses": 0}
+        return self._per_op.get(op) or {"rows": set(), "bins": set(), "in": set(), "out": set()}
 
     def sizes(self) -> Dict[str, int]:
         """How many distinct keys of each kind are covered, and how many graphs counted."""
@@ -161,18 +160,24 @@ class Guide:
         self._op_factor: Dict[type, float] = {}
         self._seen: Dict[type, int] = {}        # op -> the op version its factor was computed at
         self._triggers_seen = 0
+        self._draws: Counter = Counter()         # op -> times this guide drew it (PATIENCE)
+        self._dirty = False                      # some op's factor must be recomputed
+        self._cum: Dict[int, tuple] = {}         # id(pool) -> (pool, cumulative weights x factors), per version
         self._rows: Dict[type, List[tuple]] = {}  # op -> its usable rows' keys
         self._row_keys: Dict[type, Dict[tuple, tuple]] = {}
 
     def op_factors(self, ops: List[type], rows_of) -> Dict[type, float]:
         """Each op's factor: FLOOR + (1 - FLOOR) x novelty, times its rows' mean bug factor. Novelty:
-        0.6 if some usable dtype row is uncovered (until the op was inserted PATIENCE times per row: a row
-        the generator cannot reach must not keep pulling toward it), + 0.2 x 1/(1 + shape bins seen), + 0.2 x the share of
-        edges into and out of it (among ``len(ops)`` ops) not covered. ``rows_of(cls)``: its usable row
+        0.6 if some usable dtype row is uncovered, + 0.2 x 1/(1 + shape bins seen), + 0.2 x the share of
+        edges into and out of it (among ``len(ops)`` ops) not covered; novelty is divided by 1 + k after
+        this guide drew the op k x PATIENCE times per row (a row the generator cannot reach, or an op that
+        rarely fits, must not keep pulling: drawn often, the weights return to mgen.op_weights, and the
+        cost of guidance with them). ``rows_of(cls)``: its usable row
         indices. Recomputed only for the ops whose coverage changed (or all, when a trigger came)."""
         st = self.state
-        if self._version == st.version and self._ops_ref is ops:
+        if self._version == st.version and self._ops_ref is ops and not self._dirty:
             return self._op_factor
+        self._dirty, self._cum = False, {}
         if self._ops_ref is not ops:
             if self._ops_key != tuple(ops):
                 self._version = None
@@ -190,12 +195,26 @@ class Guide:
             rows = self._rows.get(cls)
             if rows is None:
                 rows = self._rows[cls] = [self.row_key(cls, k) for k in rows_of(cls)]
-            dt = 0.6 if cov["uses"] < PATIENCE * len(rows) and any(r not in cov["rows"] for r in rows) else 0.0
+            dt = 0.6 if any(r not in cov["rows"] for r in rows) else 0.0
             sh = 0.2 / (1 + len(cov["bins"]))
             ed = 0.2 * max(0.0, 1 - (len(cov["in"]) + len(cov["out"])) / (2 * n))
+            decay = 1 / (1 + self._draws[cls] // (PATIENCE * max(1, len(rows))))
             bug = sum(self.bug_factor(cls.name, r) for r in rows) / len(rows) if rows and st.triggers else 1.0
-            self._op_factor[cls] = max(MIN_FACTOR, (FLOOR + (1 - FLOOR) * (dt + sh + ed)) * bug)
+            self._op_factor[cls] = max(MIN_FACTOR, (FLOOR + (1 - FLOOR) * (dt + sh + ed) * decay) * bug)
         return self._op_factor
+
+    def draw(self, rng, pool, ops: List[type], rows_of):
+        """An op class from ``pool`` (ops, weights, cumulative weights), by weight x factor."""
+        f = self.op_factors(ops, rows_of)
+        cum = self._cum.get(id(pool))
+        if cum is None or cum[0] is not pool:
+            cum = self._cum[id(pool)] = (pool, list(accumulate(w * f[c] for c, w in zip(pool[0], pool[1]))))
+        cls = rng.choices(pool[0], cum_weights=cum[1])[0]
+        n = self._draws[cls] = self._draws[cls] + 1
+        if n % (PATIENCE * max(1, len(self._rows.get(cls, ())))) == 0:  # its novelty decays one step
+            self._seen.pop(cls, None)
+            self._dirty = True
+        return cls
 
     def row_key(self, cls, k: int) -> tuple:
         """The op x dtype key part of ``cls``'s dtype row ``k`` (its input dtypes' names)."""

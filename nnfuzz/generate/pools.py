@@ -34,14 +34,13 @@ class OpPools:
 
     def _draw_op(self, pool=None):
         """Draw an op class by weight from ``pool`` (default: all), its choices and a skeleton."""
-        ops, weights, cum = pool if pool is not None else self._all_pool
+        ops, _, cum = pool if pool is not None else self._all_pool
         if not ops:
             return None, None, 0, None
         if self.guide is None:
             cls = self.rng.choices(ops, cum_weights=cum)[0]
         else:  # coverage guidance (generate/guide.py): each op's weight times its factor
-            f = self.guide.op_factors(self.ops, self._rows)
-            cls = self.rng.choices(ops, weights=[w * f[c] for c, w in zip(ops, weights)])[0]
+            cls = self.guide.draw(self.rng, pool if pool is not None else self._all_pool, self.ops, self._rows)
         kw = {k: self.rng.choice(_seq(cls.attr_choices[k])) for k in cls._kw_params}
         n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
         try:
