@@ -113,6 +113,7 @@ class Campaign:
                     status.note(f"{e.name}: stopping the campaign (producers, workers and reducer end)")
                 if self.reducer is not None:
                     self.reducer.close()
+                    self.guide.poll_reducer(self.reducer)  # triggers of the last reductions, kept for the next run
                     self.counters.reduced = sum(r.get("status") == "reduced" for r in self.reducer.results)
         except Stopped:
             pass  # a second signal while closing down: the counters so far are the campaign's result

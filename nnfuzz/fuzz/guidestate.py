@@ -64,7 +64,7 @@ def triggers_of(folder: Path, signature: Optional[str], how: str) -> List[dict]:
     g = from_gir(GraphIR.loads(gir_file.read_text()))
     loc = meta.first_divergent_node
     if isinstance(loc, dict) and isinstance(loc.get("index"), int) and 0 <= loc["index"] < len(g.nodes):
-        nodes, how = [g.nodes[loc["index"]]], "localized"
+        nodes = [g.nodes[loc["index"]]]
     elif len(g.nodes) <= SMALL_REDUCED:
         nodes = list(g.nodes)
     else:
@@ -101,8 +101,8 @@ class CampaignGuide:
         self._unsent, self._unsent_triggers = {k: [] for k in KINDS}, []
         return out
 
-    def bug_saved(self, folder: Path, signature: Optional[str], how: str = "localized") -> None:
-        """A bug with a new signature was saved (``how``: localized) or reduced (``how``: reduced)."""
+    def bug_saved(self, folder: Path, signature: Optional[str], how: str = "saved") -> None:
+        """A bug with a new signature was saved (``how``: saved) or reduced (``how``: reduced)."""
         if not self.enabled or not self.bugs:
             return
         for t in triggers_of(Path(folder), signature, how):

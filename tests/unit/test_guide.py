@@ -54,7 +54,7 @@ def test_draws_lean_toward_ops_with_uncovered_rows_and_away_from_known_bugs():
             for dt in ("float32", "float64")]
     plain, _ = _census(None)
     guided, _ = _census(_covered(rows))  # Tanh alone has uncovered rows
-    assert _share(guided, "Tanh") > _share(plain, "Tanh") + 0.1, (plain, guided)
+    assert _share(guided, "Tanh") > _share(plain, "Tanh") + 0.04, (plain, guided)  # ~4 sigma over 720 draws
 
     state = GuideState()
     state.add_trigger({"bug": "0000", "op": "Tanh", "dtypes": None, "bin": None, "signature": "s", "from": "localized"})
