@@ -29,8 +29,9 @@ def spec_for(config: str):
             "onnx-random": ExportSpec(opset=None)}[config]
 
 
-def measure(config: str, n_models: int, nodes: int, build: bool) -> dict:
-    """In this process: coverage of the frontend over ``n_models`` models written by ``config``."""
+def measure(config: str, n_models: int, nodes: int, build: bool, guide: str = "none") -> dict:
+    """In this process: coverage of the frontend over ``n_models`` models written by ``config``, their
+    graphs drawn with coverage guidance ``guide`` (mgen.guide; benchmarks/diversity.py compares them)."""
     import dataclasses
     import os
 
@@ -44,7 +45,10 @@ def measure(config: str, n_models: int, nodes: int, build: bool) -> dict:
 
     frontend = os.path.join(os.path.dirname(tvm.__file__), "relax", "frontend", "onnx")
     cov = coverage.Coverage(include=[os.path.join(frontend, "*")], data_file=None)
-    policy = GenPolicy(max_nodes=nodes)
+    from nnfuzz.generate.guide import Guide, graph_coverage
+
+    policy = GenPolicy(max_nodes=nodes, guide=guide)
+    state = Guide() if guide == "coverage" else None
     direct, exporter = usable_with({"torch"}, "onnx"), usable_with({"torch"}, "torch")
     ops = select_ops(policy, usable=lambda c: direct(c) and exporter(c))  # the ops both paths write
     spec = spec_for(config)
@@ -54,7 +58,9 @@ def measure(config: str, n_models: int, nodes: int, build: bool) -> dict:
     t0 = time.perf_counter()
     for seed in range(n_models):
         try:
-            gir = GraphGenerator(dataclasses.replace(policy, seed=seed), ops).generate()
+            gir = GraphGenerator(dataclasses.replace(policy, seed=seed), ops, guide=state).generate()
+            if state is not None:
+                state.state.add(graph_coverage(gir))
             model = build_model(gir, seed, export=spec.for_model(seed))
         except Exception:  # noqa: BLE001 - counted: a model this path could not write covers nothing
             counts["not_written"] += 1
@@ -85,13 +91,15 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=10)
     ap.add_argument("--no-build", action="store_true", help="import only (no tvm.compile)")
     ap.add_argument("--one", choices=CONFIGS, help=argparse.SUPPRESS)  # the child process's configuration
+    ap.add_argument("--guide", choices=("none", "coverage"), default="none", help="mgen.guide of the graphs")
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one, args.models, args.nodes, not args.no_build)))
+        print(json.dumps(measure(args.one, args.models, args.nodes, not args.no_build, args.guide)))
         return
     rows = []
     for config in CONFIGS:
-        cmd = [sys.executable, __file__, "--one", config, "--models", str(args.models), "--nodes", str(args.nodes)]
+        cmd = [sys.executable, __file__, "--one", config, "--models", str(args.models), "--nodes", str(args.nodes),
+               "--guide", args.guide]
         out = subprocess.run(cmd + (["--no-build"] if args.no_build else []), capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"{config}: the measuring process failed (exit {out.returncode}):\n{out.stderr[-3000:]}")

@@ -8,7 +8,9 @@ median of several runs; the median cost of writing one model's ONNX by each path
 full checker and strict shape inference); then the number of distinct (op, attribute, value) triples
 over the same seeds with binning on and off.
 
-    python benchmarks/gen_throughput.py [--seconds 10] [--runs 3] [--models 200]
+With ``--guide`` it prints only 10-node generation graphs/s with coverage guidance (mgen.guide) off and on.
+
+    python benchmarks/gen_throughput.py [--seconds 10] [--runs 3] [--models 200] [--guide]
 """
 from __future__ import annotations
 
@@ -40,6 +42,33 @@ def generation_rate(policy, ops, seconds: float, start_seed: int):
         seed += 1
     elapsed = time.perf_counter() - t0
     return n / elapsed, 1e3 * elapsed / max(inserted, 1)
+
+
+def guide_rates(ops, seconds: float, runs: int) -> None:
+    """10-node generation graphs/s with coverage guidance off and on (runs alternate; the guided runs
+    share one guide state, as a campaign's producer does, and pay for counting each graph's coverage)."""
+    from nnfuzz.generate import GenPolicy
+    from nnfuzz.generate.guide import Guide, graph_coverage
+    from nnfuzz.generate.symbolic import GraphGenerator
+
+    guide = Guide()
+
+    def one(policy, g):
+        gir = GraphGenerator(policy, ops, guide=g).generate()
+        if g is not None:
+            g.state.add(graph_coverage(gir))
+
+    rates = {"none": [], "coverage": []}
+    for r in range(runs):
+        for mode in rates:
+            p = GenPolicy(max_nodes=10, guide=mode)
+            rates[mode].append(rate(lambda s, p=p, mode=mode: one(dataclasses.replace(p, seed=s),
+                                                                 guide if mode == "coverage" else None),
+                                    seconds, 1000 * r))
+    off, on = statistics.median(rates["none"]), statistics.median(rates["coverage"])
+    print(f"guidance: 10-node generation off {off:.1f} graphs/s, on {on:.1f} graphs/s ({100 * (on / off - 1):+.1f}%; "
+          f"runs off {', '.join(f'{x:.1f}' for x in rates['none'])}, on {', '.join(f'{x:.1f}' for x in rates['coverage'])}; "
+          f"guide state after: {guide.state.sizes()})")
 
 
 def distinct_attrs(binning: bool, n_graphs: int) -> int:
@@ -115,6 +144,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (median reported)")
     ap.add_argument("--diversity-graphs", type=int, default=300)
     ap.add_argument("--models", type=int, default=200, help="models per path for the ONNX building cost")
+    ap.add_argument("--guide", action="store_true", help="only: generation graphs/s with coverage guidance on vs off")
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
@@ -131,6 +161,8 @@ def main() -> None:
     print(f"one core, {args.runs} runs of {args.seconds:g}s each, median reported")
     direct, exporter = usable_with({"torch"}, "onnx"), usable_with({"torch"}, "torch")
     ops = select_ops(GenPolicy(), usable=lambda c: direct(c) and exporter(c))  # the ops both paths write
+    if args.guide:
+        return guide_rates(ops, args.seconds, args.runs)
     building_cost(ops, args.models)
     for nodes in (10, 30, 100):
         p = GenPolicy(max_nodes=nodes)

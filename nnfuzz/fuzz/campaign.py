@@ -70,10 +70,14 @@ class Campaign:
         self.expected_info = None        # the expected side's BackendInfo, when it is another system
         self.deadline = time.monotonic() + cfg.time_s
         self.counters = Counters()
+        from nnfuzz.fuzz.guidestate import CampaignGuide  # first: a corrupt guide_state.json stops us before any write
+
+        self.guide = CampaignGuide(cfg.out, None, cfg.policy.guide == "coverage" and cfg.source is None,
+                                   cfg.policy.guide_bugs)
         self.store = BugStore(cfg.out)
         self.dedup = Deduper(cfg.out)
         self.counters.unique_bugs = self.dedup.unique
-        self.log = JsonLog(cfg.out / cfg.log if cfg.log else None, self.counters.started)
+        self.log = self.guide.log = JsonLog(cfg.out / cfg.log if cfg.log else None, self.counters.started)
         self.info = None                 # the system under test's BackendInfo (backends/base.py)
         self.rows: Dict[str, set] = {}   # op name -> supported dtype rows (from probing)
         self.producers = None            # fuzz.producers.Producers started by run_campaign (else by run)
@@ -109,11 +113,13 @@ class Campaign:
                     status.note(f"{e.name}: stopping the campaign (producers, workers and reducer end)")
                 if self.reducer is not None:
                     self.reducer.close()
+                    self.guide.poll_reducer(self.reducer)  # triggers of the last reductions, kept for the next run
                     self.counters.reduced = sum(r.get("status") == "reduced" for r in self.reducer.results)
         except Stopped:
             pass  # a second signal while closing down: the counters so far are the campaign's result
         finally:
             self.counters.stopped = self.stop.name
+            self.guide.tick(self.counters.tests, self.counters.elapsed, force=True)
             self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests}})
             self.log.close()
         return self.counters
@@ -149,13 +155,14 @@ class Campaign:
 
         producers = self.producers or Producers(self.cfg, self.cfg.producers)
         try:
-            producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left())
+            producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left(), self.guide.state.to_json())
             while self.left() > 0.05 and not self._enough():
                 self.stop.check()
                 p = producers.get(timeout=min(0.25, max(0.01, self.left())))
                 if p is None:
                     continue
                 self.consume(sandbox, p)
+                producers.tell(self.guide.updates())
                 self.status.refresh()
         finally:
             producers.close()  # at once: models made from now on would never be tested
@@ -174,12 +181,17 @@ class Campaign:
     # ---- one test -----------------------------------------------------------------------------
     def test_one(self, sandbox, seed: int) -> None:
         with self.stop.interruptible():  # nothing is written while a model is made
-            p = produce(self.cfg, self.ops, self.rows, seed, self.left())
+            p = produce(self.cfg, self.ops, self.rows, seed, self.left(), self.guide.guide if self.guide.enabled else None)
         self.consume(sandbox, p)
+        self.guide.updates()  # (no producer to tell)
 
     def consume(self, sandbox, p: Produced) -> None:
         """Test a produced model (or account for why there is none)."""
         c, rec = self.counters, dict(p.rec)
+        self.guide.merge(p.covered)
+        self.guide.poll_reducer(self.reducer)
+        self.guide.tick(c.tests, c.elapsed)
+        c.guide = self.guide.summary()
         search_s = p.timings.get("search_s", 0.0)
         c.seconds["generate"] += p.gen_s
         c.seconds["search"] += search_s

@@ -30,6 +30,7 @@ class Produced:
     export: object = None                # the ExportSpec the ONNX model was written with (None: no ONNX)
     spellings: Dict = dataclasses.field(default_factory=dict)  # drawn per node: {var: {key: choice}}
     values_undefined: bool = False       # the values break an op's domain (SearchResult.values_undefined)
+    covered: Optional[Dict] = None       # what the graph covered (generate/guide.py), under mgen.guide=coverage
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -59,8 +60,9 @@ class Produced:
         return model_twins(model)
 
 
-def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produced:
-    """Generate the graph for ``seed`` and build its model (torch reference, ONNX, checks)."""
+def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=None) -> Produced:
+    """Generate the graph for ``seed`` (drawing with ``guide``, the coverage state's weights, if given)
+    and build its model (torch reference, ONNX, checks)."""
     from nnfuzz.materialize.model import build_model
     from nnfuzz.materialize.valueaware import generate_for_search
 
@@ -69,7 +71,7 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     policy = dataclasses.replace(cc.policy, seed=seed,
                                  graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
     try:
-        gir, start = generate_for_search(policy, ops, rows, cc.search)  # grown with safe values (search.value_aware)
+        gir, start = generate_for_search(policy, ops, rows, cc.search, guide)  # grown with safe values (search.value_aware)
     except ConstraintError as e:
         p.error = ("no-graph", str(e))
         return p
@@ -79,6 +81,10 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float) -> Produ
     finally:
         p.gen_s = time.perf_counter() - t0
     p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
+    if guide is not None and policy.guide == "coverage":
+        from nnfuzz.generate.guide import graph_coverage
+
+        p.covered = graph_coverage(gir)
     t1 = time.perf_counter()
     try:
         spec = dataclasses.replace(cc.export.for_model(seed),

@@ -31,10 +31,11 @@ class Producers:
         ctx = mp.get_context("spawn")
         self.n = n
         self.queue = ctx.Queue(maxsize=2 * n)
+        self.updates = [ctx.Queue() for _ in range(n)]  # coverage guidance's news, one per producer (put never blocks)
         self.done = ctx.Event()
         reader, self._plan = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_producer_main, daemon=True, name="nnfuzz-producer",
-                                args=(cc, n, reader, self.queue, self.done))
+                                args=(cc, n, reader, self.queue, self.done, self.updates))
         try:
             self.proc.start()
         except BaseException:
@@ -43,12 +44,20 @@ class Producers:
         finally:
             reader.close()  # the child holds its end
 
-    def go(self, cc: "CampaignConfig", op_names: List[str], rows, time_left: float) -> None:
-        """Start making models: ``cc`` as the campaign settled it (probed opsets, search limits)."""
+    def go(self, cc: "CampaignConfig", op_names: List[str], rows, time_left: float, guide_state=None) -> None:
+        """Start making models: ``cc`` as the campaign settled it (probed opsets, search limits), and the
+        coverage guide's state (GuideState.to_json) they start from."""
         try:
-            self._plan.send((cc, list(op_names), rows, time.time() + time_left))
+            self._plan.send((cc, list(op_names), rows, time.time() + time_left, guide_state))
         except OSError:
             pass  # the producer died: get() says so
+
+    def tell(self, updates) -> None:
+        """Pass the campaign's new coverage keys and bug triggers (CampaignGuide.updates) to every producer:
+        rare after the first minutes, and small (only what is new), so sent as it comes."""
+        if updates is not None and not self.done.is_set():
+            for q in self.updates:
+                q.put(updates)
 
     def get(self, timeout: float) -> Optional[Produced]:
         """The next model, or None after ``timeout`` s; NNFuzzError once the producers have exited."""
@@ -70,11 +79,12 @@ class Producers:
             self.proc.kill()
             self.proc.join(5.0)
         self._plan.close()
-        self.queue.close()
-        self.queue.cancel_join_thread()
+        for q in [self.queue, *self.updates]:
+            q.close()
+            q.cancel_join_thread()
 
 
-def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
+def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates) -> None:
     """The first producer: warm up, wait for the campaign's plan, fork the other producers, make models."""
     import os
 
@@ -87,15 +97,16 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done) -> None:
     plan = _wait_for_plan(plans, done)
     if plan is None:
         return
-    cc, op_names, rows, wall_deadline = plan
+    cc, op_names, rows, wall_deadline, guide_state = plan
     ops = _ops(cc, op_names)
     k = _fork_others(n)
+    guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
     if k == 0:
-        _make_models(cc, ops, rows, cc.policy.seed, n, wall_deadline, q, done)
+        _make_models(cc, ops, rows, cc.policy.seed, n, wall_deadline, q, done, guide)
         return
     code = 0
     try:
-        _make_models(cc, ops, rows, cc.policy.seed + k, n, wall_deadline, q, done)
+        _make_models(cc, ops, rows, cc.policy.seed + k, n, wall_deadline, q, done, guide)
         q.close()
         q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
     except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
@@ -146,10 +157,39 @@ def one_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q, done) -> None:
+class _Guided:
+    """A producer's coverage guide: the campaign's state as of ``go``, its own graphs' coverage, and the
+    news the campaign sends (other producers' new keys, bugs' triggers), read before each graph."""
+
+    def __init__(self, state_json, news):
+        from nnfuzz.generate.guide import Guide, GuideState
+
+        self.guide, self.news = Guide(GuideState.from_json(state_json)), news
+
+    def before(self):
+        st = self.guide.state
+        while True:
+            try:
+                got = self.news.get_nowait()
+            except queue_mod.Empty:
+                break
+            st.mark(got)
+            for t in got.get("triggers", ()):
+                st.add_trigger(t)
+        return self.guide
+
+    def after(self, p: Produced) -> None:
+        if p.covered is not None:
+            self.guide.state.add(p.covered)
+
+
+def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
     """Models for seeds ``seed``, ``seed + stride``, ... until told to stop or past the deadline."""
     while not done.is_set() and time.time() < wall_deadline:
-        p = produce_or_report(cc, ops, rows, seed, wall_deadline - time.time())
+        p = produce_or_report(cc, ops, rows, seed, wall_deadline - time.time(),
+                              guided.before() if guided is not None else None)
+        if guided is not None:
+            guided.after(p)
         while not done.is_set():
             try:
                 q.put(p, timeout=0.2)
@@ -159,13 +199,13 @@ def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q,
         seed += stride
 
 
-def produce_or_report(cc, ops, rows, seed: int, time_left: float) -> Produced:
+def produce_or_report(cc, ops, rows, seed: int, time_left: float, guide=None) -> Produced:
     """``produce``, with a bug in nnfuzz sent to the campaign (which shows and counts it) as the
     model's error instead of ending the producer."""
     import traceback
 
     try:
-        return produce(cc, ops, rows, seed, time_left)
+        return produce(cc, ops, rows, seed, time_left, guide)
     except Exception:
         return Produced(seed=seed, rec={"seed": seed}, error=("nnfuzz-error", traceback.format_exc()))
 

@@ -37,6 +37,8 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
     path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
                         err_log=err_log(v), tf_model=_tf_writer(c, p, t.side))
     _count(c, meta, path, flaky, v)
+    if meta.duplicate_of is None:
+        c.guide.bug_saved(path, sig)  # bug-aware guidance: its localized op is down-weighted from now on
     if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None:
         reduce_later(c, path)
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""

@@ -33,6 +33,7 @@ class Counters:
     last_bug: str = ""
     last_error: str = ""
     stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
+    guide: str = ""            # coverage guidance's one-line summary (fuzz/guidestate.py), if on
     first_test: Optional[float] = None  # seconds from the start to the first test's end (producers' warm-up, probe)
 
     @property
@@ -116,6 +117,8 @@ class Status:
                                  f"nnfuzz errors {c.nnfuzz_errors}")
         total = sum(c.seconds.values()) or 1.0
         t.add_row("time share", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common()))
+        if c.guide:
+            t.add_row("guidance", c.guide)
         if c.last_bug:
             t.add_row("last bug", c.last_bug)
         if c.last_error:

@@ -14,6 +14,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConfigError
 
 SEED_RANGE = 2 ** 31   # drawn seeds are below this (any seed >= 0 may be given)
+GUIDES = ("coverage", "none")  # mgen.guide
 
 
 @dataclass
@@ -36,6 +37,8 @@ class GenPolicy:
     solver_timeout_ms: int = 100
     graph_timeout_s: float = 10.0
     max_attempts: int = 40
+    guide: str = "coverage"  # coverage | none (generate/guide.py)
+    guide_bugs: bool = True  # under guide=coverage: down-weight known bugs' triggers
 
     def __post_init__(self):
         if self.seed is not None:
@@ -52,9 +55,12 @@ class GenPolicy:
                 raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")
         if not isinstance(self.graph_timeout_s, (int, float)) or self.graph_timeout_s <= 0:
             raise ConfigError(f"mgen.graph_timeout_s={self.graph_timeout_s!r} must be a positive number of seconds")
-        for key in ("binning", "value_ranges"):
+        for key in ("binning", "value_ranges", "guide_bugs"):
             if not isinstance(getattr(self, key), bool):
                 raise ConfigError(f"mgen.{key}={getattr(self, key)!r} must be true or false")
+        if self.guide not in GUIDES:
+            raise ConfigError(f"mgen.guide={self.guide!r} is not a guidance mode; valid: {list(GUIDES)} "
+                              "(coverage: bias op choice toward uncovered combinations; none: unguided)")
         self.dtypes = list(self.dtypes)
         valid = [d.value for d in DType]
         for d in self.dtypes:

@@ -23,7 +23,7 @@ _INSTANCE_TABLES: Dict[type, bool] = {}
 
 
 class OpPools:
-    """GraphGenerator's op drawing (uses its ops, op_weights, rng, vars, allowed and row_limits)."""
+    """GraphGenerator's op drawing (uses its ops, op_weights, rng, vars, allowed, row_limits and guide)."""
 
     def _init_pools(self) -> None:
         """Name this generator's op set (its pools are cached under that name) and freeze its row limits."""
@@ -37,7 +37,10 @@ class OpPools:
         ops, _, cum = pool if pool is not None else self._all_pool
         if not ops:
             return None, None, 0, None
-        cls = self.rng.choices(ops, cum_weights=cum)[0]
+        if self.guide is None:
+            cls = self.rng.choices(ops, cum_weights=cum)[0]
+        else:  # coverage guidance (generate/guide.py): each op's weight times its factor
+            cls = self.guide.draw(self.rng, pool if pool is not None else self._all_pool, self.ops, self._rows)
         kw = {k: self.rng.choice(_seq(cls.attr_choices[k])) for k in cls._kw_params}
         n_var = self.rng.choice(cls.num_var_param) if cls.num_var_param else 0
         try:

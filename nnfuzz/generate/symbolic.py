@@ -29,6 +29,7 @@ from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.solver import LocalSolver
 from nnfuzz.generate.concrete import ConcreteChecks
 from nnfuzz.generate.graph_state import GraphState
+from nnfuzz.generate.guide import Guide
 from nnfuzz.generate.pools import OpPools
 from nnfuzz.gir import GraphIR
 
@@ -41,10 +42,13 @@ Slot = Union[str, Tuple[int, DType]]
 
 
 class GraphGenerator(OpPools, ConcreteChecks, GraphState):
-    def __init__(self, policy: GenPolicy, ops: List[type], rows: Optional[Dict[str, set]] = None):
+    def __init__(self, policy: GenPolicy, ops: List[type], rows: Optional[Dict[str, set]] = None,
+                 guide: Optional[Guide] = None):
         """``rows`` optionally limits ops to dtype rows: op name -> {(in_dtypes, out_dtypes), ...}
-        (what a backend was probed to support); ops not named keep every row."""
+        (what a backend was probed to support); ops not named keep every row. ``guide``: the coverage
+        state's weights (generate/guide.py), used under ``mgen.guide=coverage``; None draws unguided."""
         self.policy = policy
+        self.guide = guide if policy.guide == "coverage" else None
         self.row_limits = rows or {}
         self.rng = random.Random(policy.seed)
         self.ops = list(ops)
@@ -96,7 +100,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
                 break
         else:
             raise ConstraintError(f"no operator accepts any of the dtypes {sorted(self.policy.dtypes)}")
-        dt = skel.in_dtypes[self.rng.choice(rows)][0]
+        dt = skel.in_dtypes[self._pick_row(cls.name, rows, skel.in_dtypes)][0]
         rank = self.rng.choice(ranks)
         shape = [binning.sample(self.rng.choice(binning.SIZE_BINS[:5]), self.rng) for _ in range(rank)]
         while arith.prod(shape) > self.policy.max_elems:
@@ -112,13 +116,14 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         options = self._takes_some(skel)
         if not options:
             return False
-        in_row = self.rng.choice(options)
+        in_row = self.rng.choice(options) if self.guide is None else \
+            options[self._pick_row(cls.name, range(len(options)), options)]
         ranks, weights = skel.inp_ranks, skel.weight_inputs
         cands = [[] if i in weights else self._candidates(in_row[i], ranks[i]) for i in range(len(ranks))]
         live = [i for i, c in enumerate(cands) if c]
         anchor = self.rng.choice(live)
         slots: List[Optional[Slot]] = [None] * skel.n_inputs
-        slots[anchor] = self.rng.choice(cands[anchor])
+        slots[anchor] = self.rng.choice(cands[anchor]) if self.guide is None else self._pick_anchor(cls.name, cands[anchor])
         arank = self.vars[slots[anchor]].ndims
         for i in range(skel.n_inputs):
             if slots[i] is not None:
@@ -129,6 +134,18 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
             else:
                 slots[i] = (self._placeholder_rank(skel, i, arank), in_row[i])
         return self._insert(cls, kw, n_var, slots, target=None)
+
+    def _pick_row(self, op_name: str, indices, rows) -> int:
+        """One of ``indices`` into ``rows`` (input dtype rows): uniform, or by the guide's row factors."""
+        indices = list(indices)
+        if self.guide is None:
+            return self.rng.choice(indices)
+        return self.rng.choices(indices, weights=[self.guide.row_factor(op_name, rows[k]) for k in indices])[0]
+
+    def _pick_anchor(self, op_name: str, cands: List[str]) -> str:
+        """The existing tensor a guided forward insertion consumes: by the guide's edge factors."""
+        made_by = {v: i.op.name for i in self.insts for v in i.outputs}
+        return self.rng.choices(cands, weights=[self.guide.edge_factor(made_by.get(v), op_name) for v in cands])[0]
 
     def _takes_some(self, skel) -> list:
         """The dtype rows of ``skel`` in which some input slot can take an existing tensor."""

@@ -166,19 +166,20 @@ class ValueTracker:
         return ({w: self.inputs[rename[w]] for w in gir.weights}, {i: self.inputs[rename[i]] for i in gir.inputs})
 
 
-def generate_for_search(policy, ops, rows, cfg: Optional[SearchConfig]):
+def generate_for_search(policy, ops, rows, cfg: Optional[SearchConfig], guide=None):
     """(GraphIR, start): with ``cfg.value_aware`` (and the search on) a graph grown with safe values and
-    ``start=(weights, inputs)`` for ``build_model``; else the generator's graph and None."""
+    ``start=(weights, inputs)`` for ``build_model``; else the generator's graph and None. ``guide``: the
+    coverage guidance's weights (generate/guide.py), or None."""
     if cfg is None or not cfg.enabled or not cfg.value_aware:
         from nnfuzz.generate.symbolic import GraphGenerator
 
-        return GraphGenerator(policy, ops, rows).generate(), None
-    gir, weights, inputs, _ = generate_with_values(policy, ops, rows, cfg)
+        return GraphGenerator(policy, ops, rows, guide).generate(), None
+    gir, weights, inputs, _ = generate_with_values(policy, ops, rows, cfg, guide=guide)
     return gir, (weights, inputs)
 
 
 def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig] = None,
-                         repair_passes: Optional[int] = None):
+                         repair_passes: Optional[int] = None, guide=None):
     """(GraphIR, weights, inputs, TrackStats): a graph grown with safe values (module docstring);
     ``repair_passes`` defaults to ``cfg.repair_passes``."""
     from nnfuzz.generate.opset import select_ops
@@ -189,7 +190,7 @@ def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig
 
     load_builtin_lowerings()  # one-off costs, not out of the generator's graph_timeout_s
     _warm_up()
-    gen = GraphGenerator(policy, ops if ops is not None else select_ops(policy), rows)
+    gen = GraphGenerator(policy, ops if ops is not None else select_ops(policy), rows, guide)
     cfg = cfg or SearchConfig()
     gen.values = ValueTracker(cfg, policy.seed, cfg.repair_passes if repair_passes is None else repair_passes)
     gir = gen.generate()

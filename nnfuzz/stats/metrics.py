@@ -91,8 +91,20 @@ def _out_degrees(g: Graph) -> List[int]:
     return deg
 
 
-def _pairs(g: Graph) -> set:
+def pairs(g: Graph) -> set:
+    """The (producer op, consumer op) edges of ``g`` (HirGen's edge coverage, Isra's NOP/SEC)."""
     return {(g.nodes[i].op, g.nodes[j].op) for i, j in g.edges}
+
+
+def dtype_key(node) -> tuple:
+    """A node's operator x dtype combination: (op, input dtypes)."""
+    return node.op, node.in_dtypes
+
+
+def shape_bin(node) -> tuple:
+    """A node's operator x shape-bin combination: (op, input ranks, each attribute's ``attr_bin``)."""
+    ranks = tuple(None if s is None else len(s) for s in node.in_shapes)
+    return node.op, ranks, tuple((k, attr_bin(v)) for k, v in node.attrs)
 
 
 def _triples(g: Graph) -> set:
@@ -112,7 +124,7 @@ def graph_level(graphs: Sequence[Graph]) -> Dict[str, float]:
     for g in graphs:
         sums["NOO"] += len(g.nodes)
         sums["NOT"] += len({x.op for x in g.nodes})
-        sums["NOP"] += len(_pairs(g))
+        sums["NOP"] += len(pairs(g))
         sums["NTR"] += len(_triples(g))
         sums["NSA"] += len({(x.op, *_setting(x)) for x in g.nodes})
     return {k: sums[k] / n for k in ("NOO", "NOT", "NOP", "NTR", "NSA")}
@@ -123,20 +135,19 @@ def compute(graphs: Sequence[Graph], corpus: OpCorpus) -> Dict[str, object]:
     ops = set(corpus.ops)
     n_c = len(ops)
     degrees, out_degrees, settings = defaultdict(set), defaultdict(set), defaultdict(set)
-    dtypes, rank_bins, pairs, triples = set(), set(), set(), set()
+    dtypes, rank_bins, edges, triples = set(), set(), set(), set()
     for g in graphs:
         outs = _out_degrees(g)
         for node, od in zip(g.nodes, outs):
             degrees[node.op].add(node.degree)
             out_degrees[node.op].add(od)
             settings[node.op].add(_setting(node))
-            dtypes.add((node.op, node.in_dtypes))
-            ranks = tuple(None if s is None else len(s) for s in node.in_shapes)
-            rank_bins.add((node.op, ranks, tuple((k, attr_bin(v)) for k, v in node.attrs)))
-        pairs |= _pairs(g)
+            dtypes.add(dtype_key(node))
+            rank_bins.add(shape_bin(node))
+        edges |= pairs(g)
         triples |= _triples(g)
     seen = set(degrees)
-    pairs_in = {p for p in pairs if set(p) <= ops}
+    pairs_in = {p for p in edges if set(p) <= ops}
     triples_in = {t for t in triples if set(t) <= ops}
     out: Dict[str, object] = {"graphs": len(graphs), "op_corpus": corpus.name, "n_C": n_c}
     out.update(graph_level(graphs))
