@@ -36,6 +36,7 @@ class GenPolicy:
     solver_timeout_ms: int = 100
     graph_timeout_s: float = 10.0
     max_attempts: int = 40
+    invalid: float = 0.0  # disruptive mode: the fraction of models made to break one rule (materialize/onnx/invalid.py)
 
     def __post_init__(self):
         if self.seed is not None:
@@ -46,7 +47,7 @@ class GenPolicy:
         _check_int(self, "guesses", lo=0)
         _check_int(self, "solver_timeout_ms", lo=1)
         _check_int(self, "max_attempts", lo=1)
-        for name in ("forward_prob", "reuse_prob", "weight_prob"):
+        for name in ("forward_prob", "reuse_prob", "weight_prob", "invalid"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
                 raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")
