@@ -135,7 +135,7 @@ def _rewrite(cc: CampaignConfig, p: Produced, model) -> bool:
     from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
     from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext, rewrite_model
 
-    ctx = RewriteContext(model.gir, model.weights, model.export)
+    ctx = RewriteContext(model.gir, model.weights, model.export, defined=p.oracle.output is not None)
     try:
         proto, record = rewrite_model(model.onnx, p.seed, ctx, list(cc.rewrites) or None)
     except NotApplicable as e:

@@ -104,13 +104,19 @@ def replay_meta(meta, judged: Judged, res, localize_run: Optional[Callable[[], d
     return meta.replace(**fields)
 
 
-def judge_rewrite(res, again, engine: str, tolerances: Mapping[str, tuple], aliases: Mapping[str, str]):
-    """(verdict, which model failed: "original" | "rewrite" | None) for the metamorphic oracle: ``res``
+def judge_rewrite(res, again, engine: str, tolerances: Mapping[str, tuple], aliases: Mapping[str, str],
+                  twin=None, jitter=None):
+    """(verdict, which model failed: "original" | "rewrite" | "pair" (they disagree) | None) for the
+    metamorphic oracle: ``res``
     ran the model, ``again`` (None when the original failed) its rewrite, on the same system. A crash,
     timeout or error of either is a bug (UNSUPPORTED when the system says it lacks something); both
     ran: the rewrite's outputs (and each alias, an extra output copying one) must match the original's
     within ``tolerances``, NaN where the original has NaN included (no reference: the values may be
-    outside every op's domain, so NaN and Inf are compared, not excluded)."""
+    outside every op's domain, so NaN and Inf are compared, not excluded). ``twin`` / ``jitter`` (the
+    float64 twin and its envelopes, where the values are defined) tell rounding noise from a bug as for
+    the reference oracle: a rewrite changes which kernels fuse, so a comparison of near-equal values may
+    flip, and an ill-conditioned value may move, with no bug anywhere. Either model may be the wrong
+    one, so each is judged against the other as the reference."""
     import numpy as np
 
     first = judge(res, None, engine, tolerances)
@@ -130,8 +136,14 @@ def judge_rewrite(res, again, engine: str, tolerances: Mapping[str, tuple], alia
             both = np.isnan(w) & np.isnan(g)
             if both.any():
                 want[name], got[name] = np.where(both, 0, w), np.where(both, 0, g)
-    verdict = judge(dataclasses.replace(again, outputs=got), want, engine, tolerances)
-    return verdict, "rewrite" if verdict.is_bug else None
+    if twin is not None:
+        twin = {**twin, **{copy: twin[src] for copy, src in aliases.items() if src in twin}}
+        jitter = {**(jitter or {}), **{copy: jitter[src] for copy, src in aliases.items() if jitter and src in jitter}}
+    verdict = judge(dataclasses.replace(again, outputs=got), want, engine, tolerances, twin=twin, jitter=jitter)
+    if twin is not None and not verdict.is_bug:  # symmetric: the original may be the one the twin says is off
+        same = {k: got[k] for k in want if k in got}  # not the intermediates the rewrite exposed
+        verdict = judge(dataclasses.replace(res, outputs=want), same, engine, tolerances, twin=twin, jitter=jitter)
+    return verdict, "pair" if verdict.is_bug else None
 
 
 def judge_invalid(res, engine: str, declared, record: Mapping) -> Tuple[Verdict, str]:

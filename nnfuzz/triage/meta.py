@@ -56,7 +56,8 @@ class BugMeta:
     # attributes, inputs and outputs (name, dtype, shape), undefined; such a model has no graph to rebuild
     migration: Optional[dict] = None
     # oracle=metamorphic: the rewrite of model.onnx saved as model_rewrite.onnx: seed, steps ([{kind, ...}]),
-    # skipped, aliases ({extra output: the output it copies}), failed ("original" | "rewrite" | null)
+    # skipped, aliases ({extra output: the output it copies}), failed ("original" | "rewrite" | "pair": they
+# disagree | null)
     rewrite: Optional[dict] = None
     # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
     invalid: Optional[dict] = None

@@ -82,7 +82,9 @@ def _noref_verdict(bug, sandbox, res, tolerances):
         declared = onnx.load_model_from_string(bug.model_bytes).graph.output
         return judge_invalid(res, engine, declared, bug.meta.invalid)[0]
     again = sandbox.run(bug.rewrite_bytes, bug.oracle["input"]) if res.status == "ok" else None
-    return judge_rewrite(res, again, engine, tolerances, bug.meta.rewrite.get("aliases", {}))[0]
+    o = bug.oracle
+    return judge_rewrite(res, again, engine, tolerances, bug.meta.rewrite.get("aliases", {}),
+                         o.get("output_f64"), o.get("output_f64_jitter"))[0]
 
 
 def _localizer(bug, sandbox, tolerances):

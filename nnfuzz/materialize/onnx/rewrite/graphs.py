@@ -101,7 +101,8 @@ def value_types(model: ModelProto) -> Dict[str, TypeProto]:
 
 
 def rename_in(nodes, mapping: Dict[str, str]) -> None:
-    """Rename values in ``nodes`` (inputs, outputs, and outer reads inside their subgraphs)."""
+    """Rename values in ``nodes``: inputs, outputs, and inside their subgraphs (inputs, node values,
+    outputs)."""
     for n in nodes:
         for seq in (n.input, n.output):
             for k, v in enumerate(seq):
@@ -110,7 +111,7 @@ def rename_in(nodes, mapping: Dict[str, str]) -> None:
         for a in n.attribute:
             for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
                 rename_in(g.node, mapping)
-                for o in g.output:
+                for o in list(g.output) + list(g.input):
                     if o.name in mapping:
                         o.name = mapping[o.name]
 
@@ -124,10 +125,23 @@ def fresh_names(model: ModelProto, prefix: str) -> str:
     return f"{prefix}{k}_"
 
 
+def defined_in(node: NodeProto) -> List[str]:
+    """Every name ``node`` defines: its outputs and, in its subgraphs at any depth, their inputs and the
+    outputs of their nodes."""
+    out = [x for x in node.output if x]
+    for a in node.attribute:
+        for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+            out.extend(i.name for i in g.input)
+            for n in g.node:
+                out.extend(defined_in(n))
+    return out
+
+
 def copy_nodes(graph: GraphProto, picked: List[int], prefix: str) -> Tuple[List[NodeProto], Dict[str, str]]:
-    """Copies of the region's nodes with every value they make renamed ``prefix + name`` (and the
-    node names too); the renaming map."""
-    made = {x: prefix + x for k in picked for x in graph.node[k].output if x}
+    """Copies of the region's nodes with every name they define renamed ``prefix + name``, in nested
+    bodies too (two copies of a region holding a Loop must not share its body's names: ONNX wants
+    every name in a model defined once), and the node names too; the renaming map."""
+    made = {x: prefix + x for k in picked for x in defined_in(graph.node[k])}
     out = []
     for k in picked:
         n = NodeProto()

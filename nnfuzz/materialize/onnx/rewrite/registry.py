@@ -39,6 +39,7 @@ class RewriteContext:
     gir: object = None                 # GraphIR (None: a model without a graph, e.g. a migrated test)
     weights: Optional[dict] = None
     export: object = None              # the ExportSpec the model was written with
+    defined: bool = True               # the values keep every op in its domain (the reference is defined)
     aliases: Dict[str, str] = dataclasses.field(default_factory=dict)  # extra output -> the output it copies
     extra: set = dataclasses.field(default_factory=set)  # intermediates exposed as outputs (no counterpart)
 

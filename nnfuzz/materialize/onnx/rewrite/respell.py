@@ -1,6 +1,8 @@
 """Re-spell nodes: the model written again from its graph (materialize/onnx/direct.py) at the same
 opset with other drawn spellings (axes positive or negative, constants as initializers or Constant
-nodes, shape operands computed or constant, ...: the ONNX-native spellings of each op's lowering)."""
+nodes, shape operands computed or constant, ...: the ONNX-native spellings of each op's lowering).
+Spellings agree only where the values are in each op's domain (a max-shifted and a plain LogSumExp
+of NaN differ), so a model whose values are undefined is not re-spelled."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,6 +21,8 @@ def respell(model: ModelProto, rng, ctx) -> dict:
     spec = ctx.export
     if ctx.gir is None or spec is None or spec.via != "onnx":
         raise NotApplicable("the model was not written directly from a graph")
+    if not ctx.defined:
+        raise NotApplicable("the values are undefined (outside an op's domain), where spellings may differ")
     seed = int(rng.integers(1 << 31))
     at = dataclasses.replace(spec, seed=seed, spelling="random", opsets=(spec.opset, spec.opset))
     try:
