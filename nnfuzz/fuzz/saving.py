@@ -37,7 +37,8 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
     path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
                         err_log=err_log(v), tf_model=_tf_writer(c, p, t.side), rewrite_bytes=p.rewrite_bytes)
     _count(c, meta, path, flaky, v)
-    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None:
+    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None \
+            and p.rewrite is None and p.invalid is None:  # reduction rebuilds from the graph: neither survives it
         reduce_later(c, path)
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""
     flag = " (flaky)" if flaky else ""
