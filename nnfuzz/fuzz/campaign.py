@@ -297,4 +297,8 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
                 cc = campaign.cfg = dataclasses.replace(cc, export=probe_opsets(
                     [s for s in sides if s.format == "onnx"], cc, campaign))
             campaign.ops = probe_support(sandbox, ops, cc, campaign)
+            if spec.kind == "metamorphic" and not cc.rewrites:
+                from nnfuzz.fuzz.rewrite_probe import probe_rewrites
+
+                cc = campaign.cfg = dataclasses.replace(cc, rewrites=tuple(probe_rewrites(sandbox, cc)))
         return campaign.run(sandbox, expected)

@@ -165,6 +165,17 @@ class RewriteWrongBackend(FaultBackend):
         return sess, "wrong" if rewritten else fault, stage, meta
 
 
+class NoFunctionsBackend(FaultBackend):
+    """Says, as ORT does for an op it lacks, that it cannot run a model with local functions."""
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        if onnx.load_model_from_string(model_bytes).functions:
+            raise RuntimeError(UNSUPPORTED_TEXT)
+        return super().compile(model_bytes)
+
+
 class InvalidFaultBackend(FaultBackend):
     """Checks each model with the full ONNX checker and, on an invalid one, does ``on_invalid``:
     "segfault", "reject" (a clean ValueError) or "accept-wrong-type" (accepts it and returns every
