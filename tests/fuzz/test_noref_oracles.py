@@ -15,6 +15,7 @@ from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.fuzz.sandbox import Sandbox
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import REWRITE_FILE, load_bug
+from nnfuzz.triage.folder import BugFolderError
 from nnfuzz.triage.repro import REPRODUCED, replay
 from nnfuzz.verdict import DEFAULT_TOLERANCES
 
@@ -53,6 +54,9 @@ def test_a_system_wrong_only_on_the_rewrite_is_caught_and_the_pair_replays(tmp_p
     with Sandbox("fault-cpu", {}, backend_path="fault_backend:FaultBackend") as sandbox:  # a right system
         sandbox.start()
         assert replay(bug, sandbox, DEFAULT_TOLERANCES, same_system=False).outcome != REPRODUCED
+    (folders[0] / REWRITE_FILE).unlink()
+    with pytest.raises(BugFolderError, match="model_rewrite.onnx is missing"):
+        load_bug(folders[0])
 
 
 def test_a_system_right_on_both_models_passes_the_metamorphic_oracle(tmp_path):
