@@ -24,7 +24,7 @@ TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats", "merge", "report"}
 
 # The configuration each command reads: top-level keys and groups, listed by `nnfuzz <command> --help`.
 COMMAND_KEYS = {
-    "fuzz": ("time", "backend", "oracle", "cmp", "fuzz", "mgen", "search", "export", "ui", "debug"),
+    "fuzz": ("time", "backend", "oracle", "metamorphic", "cmp", "fuzz", "mgen", "search", "export", "ui", "debug"),
     "repro": ("backend", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
     "reduce": ("reduce_s", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
     "dedup": (),

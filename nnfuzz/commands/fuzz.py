@@ -4,6 +4,8 @@
     nnfuzz fuzz backend=ort-cpu time=30s fuzz.out=bugs/ mgen.max_nodes=10
     nnfuzz fuzz backend=tvm-cpu oracle=optlevel         (default_build vs default pipeline)
     nnfuzz fuzz backend=tvm-cpu cmp.with=openvino-cpu   (two systems on the same model)
+    nnfuzz fuzz backend=ort-cpu oracle=metamorphic      (the model vs an equivalent rewrite of it)
+    nnfuzz fuzz backend=tvm-cpu mgen.invalid=0.2        (a fifth of the models invalid: must be rejected)
 
 Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines log of every test goes to
 ``<fuzz.out>/campaign.jsonl``. Each campaign draws a fresh seed unless ``mgen.seed=N`` is given; it is
@@ -47,8 +49,24 @@ def campaign_config(cfg):
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
-        source=_source(f.get("source")),
+        source=_source(f.get("source")), rewrites=_rewrites(cfg),
     )
+
+
+def _rewrites(cfg) -> tuple:
+    """``metamorphic.rewrites``: rewrite kinds (materialize/onnx/rewrite/), checked against the registry."""
+    from nnfuzz.errors import ConfigError
+
+    meta = cfg.get("metamorphic") or {}
+    kinds = [str(k) for k in (meta.get("rewrites") or [])]
+    if kinds:
+        from nnfuzz.materialize.onnx.rewrite.registry import load_all
+
+        known = sorted(load_all())
+        bad = [k for k in kinds if k not in known]
+        if bad:
+            raise ConfigError(f"metamorphic.rewrites has unknown kinds {bad}; valid: {known}")
+    return tuple(kinds)
 
 
 def _source(value):
@@ -90,6 +108,7 @@ def run(cfg) -> int:
         "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "reduced": counters.reduced,
+        "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))
     return EXIT_CODE if counters.stopped else 0

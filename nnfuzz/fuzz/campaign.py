@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import nnfuzz
 from nnfuzz.errors import ConfigError, InternalError
@@ -49,7 +49,8 @@ class CampaignConfig:
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = False                 # shrink each bug with a new signature right after saving it
     reduce_s: float = 30.0               # time budget per reduction
-    oracle: str = "reference"            # reference | optlevel | devices (fuzz/expected.py)
+    oracle: str = "reference"            # reference | optlevel | devices | metamorphic (fuzz/expected.py)
+    rewrites: Tuple[str, ...] = ()       # oracle=metamorphic: the rewrite kinds to draw from (empty: all)
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
     onnx: bool = True                    # export ONNX (False when no side of the oracle takes ONNX)
     source: Optional[Path] = None        # a folder of migrated tests (nnfuzz migrate), tested in priority order
@@ -204,9 +205,15 @@ class Campaign:
             else:
                 self._nnfuzz_error(rec, p.seed, msg)
             return
-        if p.values_undefined:  # undefined behaviour: whatever the system does is right
+        if p.values_undefined and p.invalid is None and self.spec.kind != "metamorphic":
+            # undefined behaviour: whatever the system does is right (the metamorphic oracle compares the
+            # system with itself, and an invalid model must be rejected whatever its values)
             c.undefined_values += 1
             self.log.write({**rec, "verdict": "undefined-values", "blocker": p.search.get("blocker")})
+            return
+        if self.spec.kind == "metamorphic" and p.rewrite_bytes is None and p.invalid is None:
+            c.no_rewrite += 1
+            self.log.write({**rec, "verdict": "no-rewrite"})
             return
         if self.left() <= 0:
             return
@@ -219,6 +226,8 @@ class Campaign:
         if c.first_test is None:
             c.first_test = c.elapsed
         c.verdicts[verdict.label] += 1
+        if p.invalid is not None:
+            c.invalid[f"{p.invalid['rule']}: {t.invalid_outcome}"] += 1
         rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
             "export": round(p.timings.get("export_s", 0.0), 4),
@@ -257,7 +266,7 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.generate.opset import select_ops, usable_with
 
-    spec = ExpectedSide("reference") if cc.backend_path else \
+    spec = ExpectedSide("metamorphic" if cc.oracle == "metamorphic" else "reference") if cc.backend_path else \
         expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
 
     def sandbox_for(name, options, path=None):
@@ -282,6 +291,9 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
             raise ConfigError(f"fuzz.source={cc.source} holds ONNX models, but {[s.backend for s in sides if s.format != 'onnx']} "
                               "take nnfuzz graphs, which migrated tests do not have; use an ONNX backend (ort-cpu, "
                               "tvm-cpu, openvino-cpu, ...)")
+        if cc.policy.invalid > 0 and sandbox.format != "onnx":
+            raise ConfigError(f"mgen.invalid={cc.policy.invalid} breaks ONNX models; {cc.backend} takes "
+                              f"{sandbox.format}: use an ONNX backend (ort-cpu, tvm-cpu, ...) or mgen.invalid=0")
         lowerings = {s.backend_info.lowering for s in sides}
         cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
         if cc.search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
@@ -297,4 +309,8 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
                 cc = campaign.cfg = dataclasses.replace(cc, export=probe_opsets(
                     [s for s in sides if s.format == "onnx"], cc, campaign))
             campaign.ops = probe_support(sandbox, ops, cc, campaign)
+            if spec.kind == "metamorphic" and not cc.rewrites:
+                from nnfuzz.fuzz.rewrite_probe import probe_rewrites
+
+                cc = campaign.cfg = dataclasses.replace(cc, rewrites=tuple(probe_rewrites(sandbox, cc)))
         return campaign.run(sandbox, expected)

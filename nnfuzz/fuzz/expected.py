@@ -6,7 +6,9 @@
 - ``optlevel``: the same system with its optimisations off (the backend's ``unoptimized`` options; for
   torch.compile, torch eager);
 - ``devices``: the same system on the other device (``X-gpu`` against ``X-cpu``);
-- ``cmp``: a second system on the same model (``cmp.with=openvino-cpu``).
+- ``cmp``: a second system on the same model (``cmp.with=openvino-cpu``);
+- ``metamorphic``: the same system on a semantically equivalent rewrite of the model
+  (materialize/onnx/rewrite/; judged by triage/judging.py's judge_rewrite; docs/oracles.md).
 The expected side runs in a sandbox of its own; its outputs are what oracle.pkl stores as ``output``.
 (Comparison and verdicts live in nnfuzz/verdict.py; the reference data in materialize/model.py.)
 """
@@ -17,7 +19,7 @@ from typing import Dict, Optional
 
 from nnfuzz.errors import ConfigError
 
-KINDS = ("reference", "optlevel", "devices", "cmp")
+KINDS = ("reference", "optlevel", "devices", "cmp", "metamorphic")
 EAGER = "eager"  # Backend.unoptimized value: the unoptimised run is the framework's eager run
 
 
@@ -30,6 +32,8 @@ class ExpectedSide:
     expected_options: Dict = field(default_factory=dict)
 
     def describe(self, backend: str) -> str:
+        if self.kind == "metamorphic":
+            return f"{backend} vs {backend} on a rewrite of the model (metamorphic)"
         return f"{backend} vs {self.expected or 'torch eager'} ({self.kind})"
 
 
@@ -52,6 +56,11 @@ def expected_side(kind: str, backend: str, options: Dict, cmp_with: Optional[str
         raise ConfigError("oracle=cmp needs the second system: cmp.with=<backend>, e.g. cmp.with=openvino-cpu")
     if kind == "reference":
         return ExpectedSide("reference", cls.reference)
+    if kind == "metamorphic":
+        if "onnx" not in cls.formats:
+            raise ConfigError(f"oracle=metamorphic rewrites ONNX models; {backend} takes {list(cls.formats)}: use an "
+                              f"ONNX backend (ort-cpu, tvm-cpu, openvino-cpu, ...)")
+        return ExpectedSide("metamorphic", None)
     if kind == "optlevel":
         off = cls.unoptimized
         if off is None:

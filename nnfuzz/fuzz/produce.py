@@ -31,6 +31,9 @@ class Produced:
     spellings: Dict = dataclasses.field(default_factory=dict)  # drawn per node: {var: {key: choice}}
     values_undefined: bool = False       # the values break an op's domain (SearchResult.values_undefined)
     covered: Optional[Dict] = None       # what the graph covered (generate/guide.py), under mgen.guide=coverage
+    rewrite_bytes: Optional[bytes] = None  # oracle=metamorphic: the rewritten ONNX model
+    rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
+    invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -104,4 +107,46 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=No
     if model.search is not None:
         p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
         p.values_undefined = model.search["values_undefined"]
+    if model.onnx is not None:
+        t2 = time.perf_counter()
+        try:
+            if not _disrupt(cc, p, model) and cc.oracle == "metamorphic":
+                _rewrite(cc, p, model)
+        finally:
+            p.build_s += time.perf_counter() - t2
     return p
+
+
+def _disrupt(cc: CampaignConfig, p: Produced, model) -> bool:
+    """With probability ``mgen.invalid`` (drawn from the seed), make ``p``'s model break one rule
+    (materialize/onnx/invalid.py); True when it did."""
+    import numpy as np
+
+    from nnfuzz.materialize.onnx.invalid import NoViolation, make_invalid
+
+    if cc.policy.invalid <= 0 or np.random.default_rng([p.seed & 0xFFFFFFFF, 52]).random() >= cc.policy.invalid:
+        return False
+    try:
+        bad, record = make_invalid(model.onnx, p.seed)
+    except NoViolation as e:
+        p.rec["invalid"] = {"none": str(e)}
+        return False
+    p.model_bytes, p.invalid = bad.SerializeToString(), record
+    p.rec["invalid"] = {"rule": record["rule"], "op": record["op"]}
+    return True
+
+
+def _rewrite(cc: CampaignConfig, p: Produced, model) -> bool:
+    """The rewritten twin of ``p``'s model for the metamorphic oracle (materialize/onnx/rewrite/)."""
+    from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
+    from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext, rewrite_model
+
+    ctx = RewriteContext(model.gir, model.weights, model.export, defined=p.oracle.output is not None)
+    try:
+        proto, record = rewrite_model(model.onnx, p.seed, ctx, list(cc.rewrites) or None)
+    except NotApplicable as e:
+        p.rec["rewrite"] = {"none": str(e)}
+        return False
+    p.rewrite_bytes, p.rewrite = proto.SerializeToString(), record
+    p.rec["rewrite"] = [s["kind"] for s in record["steps"]]
+    return True

@@ -35,11 +35,12 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
     other_side = c.expected is not None and t.side == "actual"
     oracle = {**t.reference.to_dict(), "output": t.expected if other_side else t.reference.output}
     path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
-                        err_log=err_log(v), tf_model=_tf_writer(c, p, t.side))
+                        err_log=err_log(v), tf_model=_tf_writer(c, p, t.side), rewrite_bytes=p.rewrite_bytes)
     _count(c, meta, path, flaky, v)
     if meta.duplicate_of is None:
         c.guide.bug_saved(path, sig)  # bug-aware guidance: its localized op is down-weighted from now on
-    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None:
+    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None \
+            and p.rewrite is None and p.invalid is None:  # reduction rebuilds from the graph: neither survives it
         reduce_later(c, path)
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""
     flag = " (flaky)" if flaky else ""
@@ -66,11 +67,24 @@ def bug_meta(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: dict, flak
         nodes=rec.get("nodes"), ops=rec.get("ops"), nnfuzz=nnfuzz.__version__,
         backend_options=c.spec.expected_options if expected_side else c.cfg.backend_options,
         policy=dataclasses.asdict(c.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
-        search=p.search, format=(c.expected if expected_side else sandbox).format, oracle=oracle_meta(c, t.side),
-        **verdict_fields(t.verdict, t.result), **migration_fields(p, rec))
-    if t.verdict.symptom is Symptom.inconsistency:
+        search=p.search, format=(c.expected if expected_side else sandbox).format, oracle=oracle_meta(c, t.side, p.invalid is not None),
+        **verdict_fields(t.verdict, t.result), **migration_fields(p, rec), **noref_fields(p, t))
+    if t.verdict.symptom is Symptom.inconsistency and p.rewrite is None and p.invalid is None:
         meta = meta.replace(float64_twin=t.twin, **_localize(c, sandbox, p))
     return meta
+
+
+def noref_fields(p: "Produced", t: "Tested") -> dict:
+    """meta.json's ``rewrite`` (metamorphic oracle: the record, with which model failed) or ``invalid``
+    (disruptive mode: the rule the model breaks). Neither is localized: no reference to localize with."""
+    out = {}
+    if p.rewrite is not None:
+        out["rewrite"] = {**p.rewrite, "failed": t.failed}
+    if p.invalid is not None:
+        out["invalid"] = dict(p.invalid)
+    if out and t.verdict.symptom is Symptom.inconsistency:
+        out["localization_note"] = "not localized: this oracle has no reference to localize against"
+    return out
 
 
 def migration_fields(p: "Produced", rec: dict) -> dict:
@@ -111,18 +125,21 @@ def export_fields(p: "Produced") -> dict:
     return {"opset": p.export.opset, "export": p.export.record(p.spellings)}
 
 
-def oracle_meta(c: "Campaign", side: str) -> dict:
-    """meta.json's ``oracle``: which test oracle found the bug, and both sides' systems and versions."""
+def oracle_meta(c: "Campaign", side: str, invalid: bool = False) -> dict:
+    """meta.json's ``oracle``: which test oracle found the bug (``invalid``: disruptive mode's), and both
+    sides' systems and versions."""
     under_test = {"system": c.cfg.backend, "version": c.info.version, "version_id": c.info.version_id,
                   "options": c.cfg.backend_options}
-    if c.expected is None:
+    if c.spec.kind == "metamorphic":
+        other = {**under_test, "model": "model_rewrite.onnx"}
+    elif c.expected is None:
         import torch
 
         other = {"system": "torch-eager", "version": torch.__version__, "version_id": torch.version.git_version}
     else:
         other = {"system": c.spec.expected, "version": c.expected_info.version,
                  "version_id": c.expected_info.version_id, "options": c.spec.expected_options}
-    return {"kind": c.spec.kind, "side": side, "under_test": under_test, "expected": other}
+    return {"kind": "invalid" if invalid else c.spec.kind, "side": side, "under_test": under_test, "expected": other}
 
 
 def _tf_writer(c: "Campaign", p: "Produced", side: str):

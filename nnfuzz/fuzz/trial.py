@@ -25,6 +25,8 @@ class Tested:
     expected: Optional[Dict] = None          # the expected side's outputs, when another system ran
     reference: object = None                 # the ReferenceData judged with (with the float64 twins once made)
     twin: Optional[dict] = None              # for an inconsistency: were the float64 twins available, and why not
+    failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite")
+    invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
 
 
 def run_on(c: "Campaign", sandbox, p: "Produced"):
@@ -60,6 +62,11 @@ def expected_outputs(c: "Campaign", p: "Produced"):
 def test(c: "Campaign", sandbox, p: "Produced", reference=None) -> Tested:
     """Test ``p`` (``reference``: ReferenceData with twins from an earlier run of the same test)."""
     import time
+
+    if p.invalid is not None or c.spec.kind == "metamorphic":
+        from nnfuzz.fuzz.noref import test_invalid, test_rewrite
+
+        return test_invalid(c, sandbox, p) if p.invalid is not None else test_rewrite(c, sandbox, p)
 
     res = run_on(c, sandbox, p)
     if res is None:

@@ -39,6 +39,7 @@ class GenPolicy:
     max_attempts: int = 40
     guide: str = "coverage"  # coverage | none (generate/guide.py)
     guide_bugs: bool = True  # under guide=coverage: down-weight known bugs' triggers
+    invalid: float = 0.0  # disruptive mode: the fraction of models made to break one rule (materialize/onnx/invalid.py)
 
     def __post_init__(self):
         if self.seed is not None:
@@ -49,7 +50,7 @@ class GenPolicy:
         _check_int(self, "guesses", lo=0)
         _check_int(self, "solver_timeout_ms", lo=1)
         _check_int(self, "max_attempts", lo=1)
-        for name in ("forward_prob", "reuse_prob", "weight_prob"):
+        for name in ("forward_prob", "reuse_prob", "weight_prob", "invalid"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
                 raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")

@@ -20,6 +20,7 @@ from nnfuzz.triage.meta import BugMeta, read_meta, write_meta
 
 BUG_DIR = re.compile(r"^\d{4}$")
 REQUIRED = ("oracle.pkl", "meta.json")
+REWRITE_FILE = "model_rewrite.onnx"   # the metamorphic oracle's rewritten model (meta.json ``rewrite``)
 MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir"}
 
 
@@ -31,6 +32,7 @@ class Bug:
     meta: BugMeta
     gir_text: Optional[str] = None
     format: str = "onnx"                 # of model_bytes: "onnx" or "gir" (nnfuzz.materialize.portable)
+    rewrite_bytes: Optional[bytes] = None  # model_rewrite.onnx (oracle=metamorphic)
 
 
 class BugStore:
@@ -44,11 +46,13 @@ class BugStore:
         return sorted(int(p.name) for p in self.root.iterdir() if p.is_dir() and BUG_DIR.match(p.name))
 
     def save(self, *, model_bytes: bytes, gir_text: Optional[str], oracle: dict, meta: BugMeta, err_log: str,
-             tf_model: Optional[Callable[[Path], None]] = None) -> Path:
+             tf_model: Optional[Callable[[Path], None]] = None, rewrite_bytes: Optional[bytes] = None) -> Path:
         """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems). ``gir_text`` None:
-        a model with no GraphIR (a migrated library test), saved without gir.json."""
+        a model with no GraphIR (a migrated library test), saved without gir.json. ``rewrite_bytes``: the
+        metamorphic oracle's rewritten model (model_rewrite.onnx)."""
         return self.add({
             MODEL_FILES[meta.format]: write_bytes(model_bytes),
+            **({REWRITE_FILE: write_bytes(rewrite_bytes)} if rewrite_bytes is not None else {}),
             **({"model": tf_model} if tf_model is not None else {}),
             **({"gir.json": write_bytes(gir_text.encode())} if gir_text is not None else {}),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
@@ -92,13 +96,21 @@ def load_bug(path) -> Bug:
     gir = (path / "gir.json").read_text() if (path / "gir.json").is_file() else None
     fmt = models[0]
     data = (path / MODEL_FILES[fmt]).read_bytes()
-    check_model_file(path / MODEL_FILES[fmt], data, fmt)
-    return Bug(path, data, oracle, meta, gir, fmt)
+    check_model_file(path / MODEL_FILES[fmt], data, fmt, checked=meta.invalid is None)
+    rewrite = None
+    if meta.rewrite is not None:
+        if not (path / REWRITE_FILE).is_file():
+            raise BugFolderError(f"{path}: meta.json records a rewrite (oracle=metamorphic) but {REWRITE_FILE} is missing; "
+                                 f"restore it from the campaign's output")
+        rewrite = (path / REWRITE_FILE).read_bytes()
+        check_model_file(path / REWRITE_FILE, rewrite, "onnx")
+    return Bug(path, data, oracle, meta, gir, fmt, rewrite)
 
 
-def check_model_file(path: Path, data: bytes, fmt: str) -> None:
+def check_model_file(path: Path, data: bytes, fmt: str, checked: bool = True) -> None:
     """A BugFolderError unless ``data`` is a well-formed model of ``fmt``: an ONNX file that parses and
-    passes the ONNX checker, or a GraphIR payload (materialize/portable.py) that unpacks."""
+    passes the ONNX checker (``checked`` False: that only parses, for a model invalid on purpose), or a
+    GraphIR payload (materialize/portable.py) that unpacks."""
     if fmt == "gir":
         from nnfuzz.materialize.portable import unpack
 
@@ -111,7 +123,9 @@ def check_model_file(path: Path, data: bytes, fmt: str) -> None:
     from google.protobuf.message import DecodeError
 
     try:
-        onnx.checker.check_model(onnx.load_from_string(data))
+        model = onnx.load_from_string(data)
+        if checked:
+            onnx.checker.check_model(model)
     except (DecodeError, onnx.checker.ValidationError) as e:
         raise BugFolderError(f"{path} is not a valid ONNX model ({type(e).__name__}: {str(e).strip()[:200]}); "
                              f"restore it from the campaign's output or re-save the bug") from e

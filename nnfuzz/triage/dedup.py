@@ -8,7 +8,9 @@ Signatures:
 - inconsistency: system | inconsistency | the op at the first divergent node | the nature of the
   divergence (shape, dtype, missing output, non-finite pattern, values): not the dtype, so one bug seen
   in several dtypes is one signature (``unlocalized`` with the normalized summary when localization
-  found no node).
+  found no node). A metamorphic disagreement (meta.json ``rewrite``) names the rewrite kinds instead
+  of a node: ``rewrite <kinds>``; an invalid model whose outputs contradict their declared types
+  (``invalid``): ``invalid <rule> <op>``.
 
 ``nnfuzz dedup bugs/`` groups every folder by signature and writes ``bugs/index.json`` and a
 readable ``bugs/README.md`` table; campaigns put ``signature`` and ``duplicate_of`` in each new
@@ -59,6 +61,12 @@ def signature(meta, err_log: str = "") -> str:
     if not isinstance(meta, BugMeta):
         meta = BugMeta.from_json(meta)
     system, symptom = str(meta.system or None), str(meta.symptom or None)
+    if symptom == "inconsistency" and meta.invalid is not None:
+        return f"{system} | inconsistency | invalid {meta.invalid.get('rule')} {meta.invalid.get('op')} | {divergence(meta)}"
+    if symptom == "inconsistency" and meta.rewrite is not None:
+        from nnfuzz.materialize.onnx.rewrite.registry import kinds_of
+
+        return f"{system} | inconsistency | rewrite {'+'.join(kinds_of(meta.rewrite))} | {divergence(meta)}"
     if symptom == "inconsistency":
         node = meta.first_divergent_node
         if node:

@@ -1,6 +1,6 @@
 """The one verdict path, used by campaigns (fuzz/), ``nnfuzz repro`` and ``nnfuzz reduce``:
 
-    judge the run (nnfuzz/verdict.py)
+    judge the run (nnfuzz/verdict.py; a metamorphic pair by judge_rewrite, an invalid model by judge_invalid)
     -> on a disagreement, the float64 twins decide whether it is only noise (judged again with them)
     -> an inconsistency is localized (triage/localize.py)
     -> the bug's signature (triage/dedup.py) from its BugMeta and error text.
@@ -102,3 +102,75 @@ def replay_meta(meta, judged: Judged, res, localize_run: Optional[Callable[[], d
         if localize_run is not None:
             fields.update(localize_run())
     return meta.replace(**fields)
+
+
+def judge_rewrite(res, again, engine: str, tolerances: Mapping[str, tuple], aliases: Mapping[str, str],
+                  twin=None, jitter=None):
+    """(verdict, which model failed: "original" | "rewrite" | "pair" (they disagree) | None) for the
+    metamorphic oracle: ``res``
+    ran the model, ``again`` (None when the original failed) its rewrite, on the same system. A crash,
+    timeout or error of either is a bug (UNSUPPORTED when the system says it lacks something); both
+    ran: the rewrite's outputs (and each alias, an extra output copying one) must match the original's
+    within ``tolerances``, NaN where the original has NaN included (no reference: the values may be
+    outside every op's domain, so NaN and Inf are compared, not excluded). ``twin`` / ``jitter`` (the
+    float64 twin and its envelopes, where the values are defined) tell rounding noise from a bug as for
+    the reference oracle: a rewrite changes which kernels fuse, so a comparison of near-equal values may
+    flip, and an ill-conditioned value may move, with no bug anywhere. Either model may be the wrong
+    one, so each is judged against the other as the reference."""
+    import numpy as np
+
+    first = judge(res, None, engine, tolerances)
+    if not first.is_bug and res.status != "ok":
+        return first, None
+    if first.is_bug or again is None:
+        return first, "original" if first.is_bug else None
+    second = judge(again, None, engine, tolerances)
+    if again.status != "ok":
+        return second, "rewrite" if second.is_bug else None
+    want = dict(res.outputs or {})
+    want.update({copy: want[src] for copy, src in aliases.items() if src in want})
+    got = dict(again.outputs or {})
+    for name, w in want.items():  # NaN where the original has NaN: the same value
+        g = got.get(name)
+        if g is not None and np.shape(g) == np.shape(w) and np.asarray(w).dtype.kind == "f" and np.asarray(g).dtype == np.asarray(w).dtype:
+            both = np.isnan(w) & np.isnan(g)
+            if both.any():
+                want[name], got[name] = np.where(both, 0, w), np.where(both, 0, g)
+    if twin is not None:
+        twin = {**twin, **{copy: twin[src] for copy, src in aliases.items() if src in twin}}
+        jitter = {**(jitter or {}), **{copy: jitter[src] for copy, src in aliases.items() if jitter and src in jitter}}
+    verdict = judge(dataclasses.replace(again, outputs=got), want, engine, tolerances, twin=twin, jitter=jitter)
+    if twin is not None and not verdict.is_bug:  # symmetric: the original may be the one the twin says is off
+        same = {k: got[k] for k in want if k in got}  # not the intermediates the rewrite exposed
+        verdict = judge(dataclasses.replace(res, outputs=want), same, engine, tolerances, twin=twin, jitter=jitter)
+    return verdict, "pair" if verdict.is_bug else None
+
+
+def judge_invalid(res, engine: str, declared, record: Mapping) -> Tuple[Verdict, str]:
+    """(verdict, outcome) for disruptive mode: ``res`` ran a model breaking ``record["rule"]``. An error
+    is the right answer (PASS, outcome "rejected"); a crash (signal, memory) or a timeout is a bug;
+    silent acceptance is outcome "accepted" (PASS, counted) unless an output contradicts the type
+    ``declared`` (the model's graph.output) for it: then an inconsistency."""
+    from nnfuzz.abstract.dtype import DType
+    from nnfuzz.verdict import Stage
+
+    if res.status == "error":
+        return Verdict.passed(), "rejected"
+    if res.status != "ok":
+        v = judge(res, None, engine)
+        return v, v.label
+    outs = res.outputs or {}
+    what = f"accepted an invalid model ({record.get('rule')} on {record.get('op')}: {record.get('change')})"
+    for d in declared:
+        tt = d.type.tensor_type
+        if d.name not in outs:
+            return Verdict.bug(Symptom.inconsistency, Stage.verify, f"{what}; output {d.name} missing"), "contradicts"
+        got = outs[d.name]
+        want_dt = DType.parse(tt.elem_type)
+        dims = [x.dim_value if x.HasField("dim_value") else None for x in tt.shape.dim] if tt.HasField("shape") else None
+        shape = list(getattr(got, "shape", ()))
+        if DType.parse(str(got.dtype)) != want_dt or (dims is not None and (
+                len(dims) != len(shape) or any(a is not None and a != b for a, b in zip(dims, shape)))):
+            return Verdict.bug(Symptom.inconsistency, Stage.verify,
+                               f"{what}; output {d.name} is {got.dtype}{shape}, declared {want_dt.value}{dims}"), "contradicts"
+    return Verdict.passed(), "accepted"

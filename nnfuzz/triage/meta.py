@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 4   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration
+SCHEMA_VERSION = 5   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
+# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode)
 REQUIRED = ("system", "version", "symptom", "version_id")
 
 
@@ -54,6 +55,12 @@ class BugMeta:
     # a migrated library test (nnfuzz migrate; nnfuzz/migrate/record.py checks it): source, test, operator,
     # attributes, inputs and outputs (name, dtype, shape), undefined; such a model has no graph to rebuild
     migration: Optional[dict] = None
+    # oracle=metamorphic: the rewrite of model.onnx saved as model_rewrite.onnx: seed, steps ([{kind, ...}]),
+    # skipped, aliases ({extra output: the output it copies}), failed ("original" | "rewrite" | "pair": they
+# disagree | null)
+    rewrite: Optional[dict] = None
+    # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
+    invalid: Optional[dict] = None
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
 
@@ -100,6 +107,11 @@ class BugMeta:
         meta = cls(**{**known, "schema": schema}, extra={k: v for k, v in obj.items() if k not in names})
         if meta.export is not None and not isinstance(meta.export, dict):
             raise BugFolderError(f"{where}: export={meta.export!r} must be an object (via, opset, spelling, seed)")
+        if meta.rewrite is not None and not (isinstance(meta.rewrite, dict) and isinstance(meta.rewrite.get("steps"), list)
+                                             and isinstance(meta.rewrite.get("aliases", {}), dict)):
+            raise BugFolderError(f"{where}: rewrite={meta.rewrite!r} must be an object with steps (a list) and aliases")
+        if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
+            raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
         if meta.migration is not None:
             from nnfuzz.migrate.record import check_migration
 

@@ -27,6 +27,10 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     from nnfuzz.triage.shrink import shrink, total_elements
 
     t0 = time.monotonic()
+    if bug.meta.rewrite is not None or bug.meta.invalid is not None:
+        which = "a metamorphic pair (model_rewrite.onnx)" if bug.meta.rewrite is not None else "an invalid model"
+        return {"bug": str(bug.path), "status": "not-reduced",
+                "note": f"reduction rebuilds the model from its graph and compares with torch eager; this folder holds {which}"}
     gir = GraphIR.loads(bug.gir_text)
     weights = bug_weights(bug)
     if weights is None:

@@ -2,7 +2,9 @@
 inputs run on a system, the outputs are judged against the recorded reference (with its float64
 twins), an inconsistency is localized again, and the replay's signature is compared with the recorded
 one. A bug reproduces when both the symptom and the signature match; the same symptom with another
-signature is another bug ("fails differently").
+signature is another bug ("fails differently"). A metamorphic bug (meta.json ``rewrite``) replays the
+pair, model.onnx then model_rewrite.onnx, judged against each other; an invalid model (``invalid``)
+is judged on whether the system rejects it.
 """
 from __future__ import annotations
 
@@ -45,24 +47,44 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     is compared)."""
     from nnfuzz.materialize.model import ReferenceData
     from nnfuzz.triage.bugstore import bug_payload
-    from nnfuzz.triage.judging import bug_signature, judge_run, replay_meta
+    from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta
 
     info = sandbox.backend_info
     res = sandbox.run(bug_payload(bug, sandbox.format), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
-    judged = judge_run(res, ref.output, info.engine, tolerances, ref)
+    if bug.meta.rewrite is not None or bug.meta.invalid is not None:
+        judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
+    else:
+        judged = judge_run(res, ref.output, info.engine, tolerances, ref)
     v, want = judged.verdict, recorded_signature(bug)
     if not v.is_bug:
         return Replay(NOT_REPRODUCED, v, want, None, info.version)
     # a folder saved without a divergent node (its localization was cut by the campaign's time bound, or
     # failed) is compared on the same footing: the replay keeps that record instead of localizing anew
-    localized = bug.meta.first_divergent_node is not None
+    localized = bug.meta.first_divergent_node is not None and bug.meta.rewrite is None
     now = replay_meta(bug.meta.replace(system=info.name), judged, res,
                       _localizer(bug, sandbox, tolerances) if localized else None)
     sig = bug_signature(now, v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
     return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version)
+
+
+def _noref_verdict(bug, sandbox, res, tolerances):
+    """The verdict of a replay whose oracle needs no reference: the metamorphic pair (the rewrite runs
+    when the original ran) or the invalid model's handling."""
+    from nnfuzz.triage.judging import judge_invalid, judge_rewrite
+
+    engine = sandbox.backend_info.engine
+    if bug.meta.invalid is not None:
+        import onnx
+
+        declared = onnx.load_model_from_string(bug.model_bytes).graph.output
+        return judge_invalid(res, engine, declared, bug.meta.invalid)[0]
+    again = sandbox.run(bug.rewrite_bytes, bug.oracle["input"]) if res.status == "ok" else None
+    o = bug.oracle
+    return judge_rewrite(res, again, engine, tolerances, bug.meta.rewrite.get("aliases", {}),
+                         o.get("output_f64"), o.get("output_f64_jitter"))[0]
 
 
 def _localizer(bug, sandbox, tolerances):

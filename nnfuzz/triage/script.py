@@ -110,4 +110,29 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     )
     body = body.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
     body = body.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm"))
+    if meta.invalid is not None:
+        return head.replace(_CHECK, _INVALID_NOTE.format(rule=meta.invalid.get("rule"), op=meta.invalid.get("op"),
+                                                         change=meta.invalid.get("change"))) + _invalid_run(body)
+    if meta.rewrite is not None and bug.rewrite_bytes is not None:
+        return head + _pair(body, bug.rewrite_bytes, meta.rewrite.get("aliases", {})) + _TAIL
     return head + body + _TAIL
+
+
+_CHECK = "onnx.checker.check_model(onnx.load_model_from_string(MODEL), full_check=True)"
+_INVALID_NOTE = "# MODEL breaks one rule on purpose ({rule} on {op}: {change}): the system must reject it with an error"
+
+
+def _invalid_run(body: str) -> str:
+    """The run of an invalid model: an error is the right answer; a crash kills this script."""
+    inner = textwrap.indent(body.strip("\n"), "    ")
+    return (f"\ntry:\n{inner}\nexcept Exception as e:  # rejected with an error: the right answer\n"
+            f"    print(f\"rejected ({{type(e).__name__}}): not reproduced\")\nelse:\n"
+            f"    print(\"accepted the invalid model; outputs:\", {{k: (v.dtype, v.shape) for k, v in OUTPUTS.items()}})\n")
+
+
+def _pair(body: str, rewrite: bytes, aliases: dict) -> str:
+    """Run MODEL, keep its outputs as EXPECTED, then run the rewritten model (the metamorphic pair)."""
+    return (body + "\nEXPECTED = dict(OUTPUTS)  # the original model's outputs on the same system\n"
+            f"EXPECTED.update({{copy: EXPECTED[src] for copy, src in {dict(aliases)!r}.items()}})\n"
+            f"MODEL = base64.b64decode(\n{_b64(rewrite)}\n)  # model_rewrite.onnx: the same function, rewritten\n"
+            + body)

@@ -152,6 +152,59 @@ class FaultBackend(Backend):
         return outs
 
 
+class RewriteWrongBackend(FaultBackend):
+    """Right on every model except one holding a local function of the metamorphic oracle's rewrite
+    domain, where its outputs are off by one: a bug only the metamorphic oracle can see."""
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        rewritten = any(o.domain == "nnfuzz.rewrite" for o in model.opset_import)
+        sess, fault, stage, meta = super().compile(model_bytes)
+        return sess, "wrong" if rewritten else fault, stage, meta
+
+
+class NoFunctionsBackend(FaultBackend):
+    """Says, as ORT does for an op it lacks, that it cannot run a model with local functions."""
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        if onnx.load_model_from_string(model_bytes).functions:
+            raise RuntimeError(UNSUPPORTED_TEXT)
+        return super().compile(model_bytes)
+
+
+class InvalidFaultBackend(FaultBackend):
+    """Checks each model with the full ONNX checker and, on an invalid one, does ``on_invalid``:
+    "segfault", "reject" (a clean ValueError) or "accept-wrong-type" (accepts it and returns every
+    declared output as float64 zeros of shape [1], contradicting the types the model declares)."""
+
+    def __init__(self, on_invalid: str = "segfault", **options):
+        super().__init__(**options)
+        self.on_invalid = on_invalid
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception as e:  # noqa: BLE001 - any checker complaint: the model is invalid
+            if self.on_invalid == "segfault":
+                ctypes.string_at(0)
+            if self.on_invalid == "reject":
+                raise ValueError(f"invalid model: {e}") from None
+            return "wrong-type", [o.name for o in model.graph.output]
+        return super().compile(model_bytes)
+
+    def run(self, compiled, inputs):
+        if compiled[0] == "wrong-type":
+            return {name: np.zeros((1,), dtype=np.float64) for name in compiled[1]}
+        return super().run(compiled, inputs)
+
+
 class GpuFaultBackend(FaultBackend):
     name = "fault-gpu"
     device = "gpu"

@@ -52,9 +52,10 @@ def test_a_migration_record_that_is_not_an_object_is_refused(copy):
 
 def test_a_newer_schema_an_unsafe_pickle_and_a_corrupt_model_are_refused(copy):
     meta = json.loads((copy / "meta.json").read_text())
-    assert meta["schema"] == SCHEMA_VERSION == 4
-    (copy / "meta.json").write_text(json.dumps({**meta, "schema": 5}))
-    with pytest.raises(BugFolderError, match="schema 5.*upgrade nnfuzz"):
+    assert meta["schema"] == SCHEMA_VERSION
+    newer = SCHEMA_VERSION + 1
+    (copy / "meta.json").write_text(json.dumps({**meta, "schema": newer}))
+    with pytest.raises(BugFolderError, match=f"schema {newer}.*upgrade nnfuzz"):
         load_bug(copy)
     (copy / "meta.json").write_text(json.dumps(meta))
     good = (copy / "oracle.pkl").read_bytes()

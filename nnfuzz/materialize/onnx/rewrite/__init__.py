@@ -1,0 +1,1 @@
+"""Semantics-preserving rewrites of ONNX models for the metamorphic oracle (registry.py)."""
