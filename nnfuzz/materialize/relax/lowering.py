@@ -80,6 +80,13 @@ class RelaxGraph:
         """An int64 vector of ``values``, spelled as a shape turned into a tensor (printable inline)."""
         return self.op.shape_to_tensor(self.relax.ShapeExpr([int(v) for v in values]))
 
+    def indices(self, array):
+        """An int64 tensor of ``array``'s values and shape (``index`` reshaped)."""
+        import numpy as np
+
+        a = np.asarray(array, dtype=np.int64)
+        return self.op.reshape(self.index(a.reshape(-1).tolist()), list(a.shape))
+
     def emit(self, expr):
         """Bind ``expr`` now (for a lowering that asks an intermediate value's shape)."""
         return self.bb.emit(expr)

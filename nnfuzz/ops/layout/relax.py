@@ -53,7 +53,12 @@ def _tile(op, g, x):
 
 @relax_lowers(L.DepthToSpace)
 def _depth_to_space(op, g, x):
-    return R.nn.pixel_shuffle(x, op.blocksize)
+    """torch's pixel_shuffle (CRD) as reshape/permute: TVM 0.27 cannot compile R.nn.pixel_shuffle (its
+    legalization calls topi.nn.pixel_shuffle, which does not exist), and every graph with it would crash."""
+    n, c, h, w = g.shape(x)
+    b = op.blocksize
+    y = R.permute_dims(R.reshape(x, [n, c // (b * b), b, b, h, w]), [0, 1, 4, 2, 5, 3])
+    return R.reshape(y, [n, c // (b * b), h * b, w * b])
 
 
 @relax_lowers(L.DepthToSpaceDCR)

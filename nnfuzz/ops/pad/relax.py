@@ -1,5 +1,6 @@
-"""Relax lowerings of the pads: ``relax.op.nn.pad`` for constant (non-negative pads), reflect and edge
-(replicate) modes; a crop, and circular padding, as slices and concatenations."""
+"""Relax lowerings of the pads: ``relax.op.nn.pad`` for constant (non-negative pads), reflect and replicate
+modes; a crop, and circular padding, as slices and concatenations. (TVM 0.27 takes any pad_mode string
+and pads with the constant for one it does not know, "edge" included: the mode names are Relax's.)"""
 from tvm.relax import op as R
 
 from nnfuzz.materialize.relax.lowering import relax_lowers
@@ -20,8 +21,8 @@ def _crop(g, x, w):
     shape = g.shape(x)
     axes = [a for a in range(len(shape)) if w[2 * a] < 0 or w[2 * a + 1] < 0]
     if axes:
-        x = R.strided_slice(x, axes, [max(0, -w[2 * a]) for a in axes],
-                            [shape[a] - max(0, -w[2 * a + 1]) for a in axes])
+        x = g.emit(R.strided_slice(x, axes, [max(0, -w[2 * a]) for a in axes],
+                                   [shape[a] - max(0, -w[2 * a + 1]) for a in axes]))
     return x, [max(0, v) for v in w]
 
 
@@ -40,7 +41,7 @@ def _reflect_pad(op, g, x):
 
 @relax_lowers(P.ReplicatePad)
 def _replicate_pad(op, g, x):
-    return R.nn.pad(x, _widths(op, g.rank(x)), "edge")
+    return R.nn.pad(x, _widths(op, g.rank(x)), "replicate")
 
 
 @relax_lowers(P.CircularPad)
