@@ -207,7 +207,9 @@ class Campaign:
         if c.first_test is None:
             c.first_test = c.elapsed
         c.verdicts[verdict.label] += 1
-        rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
+        fmt = sandbox.format_for(p)
+        c.formats[fmt] += 1
+        rec.update(verdict=verdict.label, format=fmt, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
             "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})

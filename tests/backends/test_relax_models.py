@@ -166,3 +166,16 @@ def test_relax_campaign_on_tvm_cpu(tmp_path, monkeypatch, capsys):
             tvm.script.from_source((p / "model.py").read_text())
         if not bug.meta.flaky:
             assert main(["repro", str(p)]) == 0, f"{p} does not reproduce: {bug.meta.summary}"
+
+
+@pytest.mark.parametrize("name", ["GroupNorm", "LayerNorm"])
+def test_float64_group_and_layer_norm_are_a_known_limitation_not_a_bug(name):
+    """Regression (campaign of 2026-11-23): Relax's group/layer norm refuse float64 when legalized; that
+    refusal is classified as a known limitation (UNSUPPORTED), so it is never saved as a bug."""
+    from nnfuzz.backends.known import classify
+
+    gir, model = next(single_op_models(OP_REGISTRY[name], DType.float64))
+    with pytest.raises(Exception) as info:
+        run_relax(gir, model.weights, model.oracle.input)
+    known = classify("tvm", f"{type(info.value).__name__}: {info.value}")
+    assert known is not None and known.kind == "unsupported", str(info.value)[:300]
