@@ -179,3 +179,24 @@ def test_float64_group_and_layer_norm_are_a_known_limitation_not_a_bug(name):
         run_relax(gir, model.weights, model.oracle.input)
     known = classify("tvm", f"{type(info.value).__name__}: {info.value}")
     assert known is not None and known.kind == "unsupported", str(info.value)[:300]
+
+
+def test_long_index_vectors_compile():
+    """Regression (campaign bug 0024 of 2026-11-23: a GatherElements of 3648 indices): TVM 0.27 segfaults
+    compiling one shape_to_tensor of ~1500 values or more, so RelaxGraph.index cuts long vectors into
+    chunks. A 3000-long index vector compiles and holds its values."""
+    from tvm import relax
+
+    from nnfuzz.materialize.relax.lowering import RelaxGraph
+
+    n = 3000
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(shape=(n,), dtype="int64"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.add(x, RelaxGraph(bb).index(range(n))))
+        bb.emit_func_output(out)
+    target = tvm.target.Target("llvm")
+    vm = relax.VirtualMachine(tvm.compile(bb.get(), target=target), tvm.cpu())
+    got = vm["main"](tvm.runtime.tensor(np.ones(n, "int64"))).numpy()
+    np.testing.assert_array_equal(got, np.arange(n) + 1)

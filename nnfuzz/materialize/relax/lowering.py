@@ -20,6 +20,7 @@ from nnfuzz.abstract.optable import OpTable
 from nnfuzz.ops import load_aspect
 
 RELAX_LOWERINGS = OpTable("Relax lowering")
+INDEX_CHUNK = 512  # values per shape in RelaxGraph.index
 relax_lowers = RELAX_LOWERINGS.register
 
 
@@ -77,8 +78,13 @@ class RelaxGraph:
         return self.relax.const(value, dt)
 
     def index(self, values: Sequence[int]):
-        """An int64 vector of ``values``, spelled as a shape turned into a tensor (printable inline)."""
-        return self.op.shape_to_tensor(self.relax.ShapeExpr([int(v) for v in values]))
+        """An int64 vector of ``values``, spelled as shapes turned into tensors (printable inline), in
+        chunks of at most ``INDEX_CHUNK`` concatenated: TVM 0.27's compiler segfaults on one shape of
+        about 1500 values or more (a campaign's bug 0024, 2026-11-23)."""
+        vals = [int(v) for v in values]
+        parts = [self.op.shape_to_tensor(self.relax.ShapeExpr(vals[k:k + INDEX_CHUNK]))
+                 for k in range(0, len(vals), INDEX_CHUNK)] or [self.op.shape_to_tensor(self.relax.ShapeExpr([]))]
+        return parts[0] if len(parts) == 1 else self.op.concat(parts, 0)
 
     def indices(self, array):
         """An int64 tensor of ``array``'s values and shape (``index`` reshaped)."""
