@@ -168,10 +168,10 @@ def test_relax_campaign_on_tvm_cpu(tmp_path, monkeypatch, capsys):
             assert main(["repro", str(p)]) == 0, f"{p} does not reproduce: {bug.meta.summary}"
 
 
-@pytest.mark.parametrize("name", ["GroupNorm", "LayerNorm"])
-def test_float64_group_and_layer_norm_are_a_known_limitation_not_a_bug(name):
-    """Regression (campaign of 2026-11-23): Relax's group/layer norm refuse float64 when legalized; that
-    refusal is classified as a known limitation (UNSUPPORTED), so it is never saved as a bug."""
+@pytest.mark.parametrize("name", ["GroupNorm", "LayerNorm", "InstanceNorm"])
+def test_float64_channel_norms_are_a_known_limitation_not_a_bug(name):
+    """Regression (campaigns of 2026-11-23): Relax's group/layer/instance norms refuse float64 when legalized;
+    that refusal is classified as a known limitation (UNSUPPORTED), so it is never saved as a bug."""
     from nnfuzz.backends.known import classify
 
     gir, model = next(single_op_models(OP_REGISTRY[name], DType.float64))
@@ -200,3 +200,22 @@ def test_long_index_vectors_compile():
     vm = relax.VirtualMachine(tvm.compile(bb.get(), target=target), tvm.cpu())
     got = vm["main"](tvm.runtime.tensor(np.ones(n, "int64"))).numpy()
     np.testing.assert_array_equal(got, np.arange(n) + 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64", "int8", "uint8", "bool"])
+def test_scalar_constants_print_inline(dtype):
+    """Regression (campaign bug 0011 of 2026-11-23: model.py held ``metadata["ir.GenericConst"][0]`` for a
+    bfloat16 scalar, so it did not read back): every scalar a lowering makes prints as TVMScript."""
+    from tvm import relax
+
+    from nnfuzz.materialize.relax.lowering import RelaxGraph
+
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(shape=(2,), dtype=dtype))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.where(relax.op.equal(x, x), x, RelaxGraph(bb).scalar(1, x)))
+        bb.emit_func_output(out)
+    text = bb.get().script()
+    assert "metadata" not in text, text
+    tvm.ir.assert_structural_equal(tvm.script.from_source(text), bb.get())

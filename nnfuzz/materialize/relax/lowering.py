@@ -21,6 +21,7 @@ from nnfuzz.ops import load_aspect
 
 RELAX_LOWERINGS = OpTable("Relax lowering")
 INDEX_CHUNK = 512  # values per shape in RelaxGraph.index
+CAST_SCALARS = {"bfloat16": "float32", "uint8": "int32"}  # scalar dtypes TVMScript cannot print inline
 relax_lowers = RELAX_LOWERINGS.register
 
 
@@ -75,6 +76,8 @@ class RelaxGraph:
             value = bool(value)
         elif not dt.startswith(("float", "bfloat")):
             value = int(value)
+        if dt in CAST_SCALARS:  # TVMScript prints such a constant only as metadata: a wider one, cast
+            return self.op.astype(self.relax.const(value, CAST_SCALARS[dt]), dt)
         return self.relax.const(value, dt)
 
     def index(self, values: Sequence[int]):
