@@ -32,6 +32,9 @@ class BackendInfo:
     # 32 for a system that computes int64 in 32 bits without saying so (OpenVINO's CPU plugin): the value
     # search then keeps int64 values within int32, so the wrap-around is never reported as a bug.
     int64_bits: int = 64
+    # The formats tests are sent in, drawn per test by seed (format_for); empty: always ``format``.
+    # tvm's backend.options.format sets it (relax, onnx, or mix: both).
+    draw_formats: Tuple[str, ...] = ()
     # Options that turn the system's optimisations off, for the optlevel oracle (None: it has no such switch).
     unoptimized: Optional[Dict] = None
     version: str = ""                          # the package's __version__ (known once an instance exists)
@@ -42,6 +45,14 @@ class BackendInfo:
         """The model format to send: ONNX where the backend takes it, else its first format."""
         return self.preferred_format(self.formats)
 
+    def format_for(self, seed: int) -> str:
+        """The format the test with ``seed`` is sent in: the one of ``draw_formats`` the seed draws."""
+        if len(self.draw_formats) <= 1:
+            return self.draw_formats[0] if self.draw_formats else self.format
+        import numpy as np
+
+        return self.draw_formats[int(np.random.default_rng([int(seed), 0xF04]).integers(len(self.draw_formats)))]
+
     @staticmethod
     def preferred_format(formats) -> str:
         return "onnx" if "onnx" in formats else formats[0]
@@ -51,7 +62,8 @@ class BackendInfo:
         """The facts of a backend instance (its class attributes, its version)."""
         t = type(backend)
         return cls(name=t.name, engine=t.engine, device=t.device, formats=tuple(t.formats), lowering=t.lowering,
-                   reference=t.reference, int64_bits=t.int64_bits, unoptimized=t.unoptimized,
+                   draw_formats=tuple(getattr(backend, "draw_formats", ())), reference=t.reference,
+                   int64_bits=t.int64_bits, unoptimized=t.unoptimized,
                    version=str(backend.version), version_id=str(backend.version_id))
 
     @classmethod
@@ -61,7 +73,8 @@ class BackendInfo:
 
         fields = {f.name for f in dataclasses.fields(cls)}
         kept = {k: v for k, v in d.items() if k in fields}
-        return cls(**{**kept, "formats": tuple(kept.get("formats", cls.formats))})
+        return cls(**{**kept, "formats": tuple(kept.get("formats", cls.formats)),
+                      "draw_formats": tuple(kept.get("draw_formats", ()))})
 
 
 class Backend:

@@ -43,6 +43,8 @@ KNOWN = [
     Known("tvm", r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
           note="dtype not supported by the frontend or codegen"),
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
+    Known("tvm", r"(group_norm|layer_norm|instance_norm): only support float32 and float16", dtype="float64",
+          note="Relax's nn.group_norm / layer_norm / instance_norm legalize float32 and float16 only"),
     Known("tvm", r"Unsupported input dtype: \w+", op="TopK",
           note="TVM's contrib sort/topk runtime kernel lacks the dtype (int16)"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),

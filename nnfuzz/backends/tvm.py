@@ -1,4 +1,5 @@
-"""Apache TVM (0.27, Relax only): ONNX -> relax.frontend.onnx -> tvm.compile -> relax.VirtualMachine."""
+"""Apache TVM (0.27, Relax only): ONNX -> relax.frontend.onnx, or a GraphIR payload -> Relax directly
+(materialize/relax), then tvm.compile -> relax.VirtualMachine."""
 from __future__ import annotations
 
 from typing import Dict
@@ -8,6 +9,9 @@ import numpy as np
 from nnfuzz.backends.base import Backend, BackendUnavailable
 
 PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-vs-unopt pair
+# backend.options.format -> the formats a test is drawn from (BackendInfo.draw_formats): Relax-native
+# models, ONNX models through the importer, or a seeded choice per test
+FORMAT_CHOICES = {"relax": ("relax",), "onnx": ("onnx",), "mix": ("onnx", "relax")}
 
 
 def relax_pipeline(name: str, target):
@@ -47,15 +51,18 @@ def relax_pipeline(name: str, target):
 class _TvmBackend(Backend):
     engine = "tvm"
     target_kind = "llvm"
+    formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
 
-    def __init__(self, pipeline: str = "default", **options):
-        super().__init__(pipeline=pipeline, **options)
+    def __init__(self, pipeline: str = "default", format: str = "mix", **options):
+        super().__init__(pipeline=pipeline, format=format, **options)
         self.choice("pipeline", pipeline, PIPELINES)
+        self.choice("format", format, FORMAT_CHOICES)
         import tvm
 
         self._tvm = tvm
         self.pipeline = pipeline
+        self.draw_formats = FORMAT_CHOICES[format]
 
     @classmethod
     def check_available(cls) -> None:
@@ -79,8 +86,13 @@ class _TvmBackend(Backend):
         return self._tvm.compile(mod, target=target, relax_pipeline=relax_pipeline(self.pipeline, target))
 
     def compile(self, model_bytes: bytes):
-        import onnx
         from tvm import relax
+
+        from nnfuzz.materialize.portable import is_payload
+
+        if is_payload(model_bytes):
+            return self.compile_relax(model_bytes)
+        import onnx
         from tvm.relax.frontend.onnx import from_onnx
 
         model = onnx.load_model_from_string(model_bytes)
@@ -91,6 +103,18 @@ class _TvmBackend(Backend):
         in_names = [i.name for i in model.graph.input if i.name not in params]
         out_names = [o.name for o in model.graph.output]
         return vm, in_names, out_names
+
+    def compile_relax(self, payload: bytes):
+        """A GraphIR payload built as a Relax module (layout from its seed), weights bound, compiled."""
+        from tvm import relax
+
+        from nnfuzz.materialize.portable import relax_seed, unpack
+        from nnfuzz.materialize.relax.build import bind_weights, build_relax
+
+        gir, weights = unpack(payload)
+        mod, _ = build_relax(gir, relax_seed(payload) or 0)
+        vm = relax.VirtualMachine(self.build(bind_weights(mod, weights)), self.device_handle())
+        return vm, list(gir.inputs), list(gir.outputs)
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         vm, in_names, out_names = compiled

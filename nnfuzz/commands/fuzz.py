@@ -105,7 +105,7 @@ def run(cfg) -> int:
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
         "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,
         "tests_per_s": round(counters.rate(), 2),
-        "verdicts": dict(counters.verdicts), "bugs_saved": counters.bugs_saved,
+        "verdicts": dict(counters.verdicts), "formats": dict(counters.formats), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "reduced": counters.reduced,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),

@@ -228,7 +228,9 @@ class Campaign:
         c.verdicts[verdict.label] += 1
         if p.invalid is not None:
             c.invalid[f"{p.invalid['rule']}: {t.invalid_outcome}"] += 1
-        rec.update(verdict=verdict.label, stage=verdict.stage and verdict.stage.value, seconds={
+        fmt = sandbox.format_for(p)
+        c.formats[fmt] += 1
+        rec.update(verdict=verdict.label, format=fmt, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
             "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})

@@ -39,12 +39,19 @@ class Produced:
         return {**self.__dict__, "model": None}
 
     def payload(self, fmt: str) -> bytes:
-        """The model for a backend taking ``fmt``: the ONNX bytes or the GraphIR payload."""
+        """The model in ``fmt``: the ONNX bytes, or the GraphIR payload (``relax``: with the seed as the
+        Relax layout seed)."""
         if fmt == "onnx":
             return self.model_bytes
         from nnfuzz.materialize.portable import pack
 
-        return pack(self.gir_text, self.weights)
+        return pack(self.gir_text, self.weights, self.seed if fmt == "relax" else None)
+
+    def relax_lowerable(self) -> bool:
+        """Whether every op of the graph has a Relax lowering (a migrated test has no graph: False)."""
+        from nnfuzz.materialize.relax.lowering import relax_lowerable
+
+        return self.gir_text is not None and relax_lowerable(self.rec.get("ops") or [])
 
     def twins(self):
         """(ReferenceData with the float64 twins, why they are missing or ""): computed on a copy of the

@@ -225,17 +225,23 @@ class Sandbox:
         """The model format the backend takes ("onnx" or "gir"), known once the worker started."""
         return self.backend_info.format
 
-    def payload(self, model) -> bytes:
-        """``model`` (a materialize.model.Model) in the backend's format."""
+    def format_for(self, p) -> str:
+        """The format the produced test ``p`` is sent in: drawn by its seed (BackendInfo.format_for), and
+        ONNX where that draw is ``relax`` but some op of the graph has no Relax lowering."""
+        fmt = self.backend_info.format_for(p.seed)
+        return "onnx" if fmt == "relax" and not p.relax_lowerable() else fmt
+
+    def payload(self, model, fmt: str | None = None) -> bytes:
+        """``model`` (a materialize.model.Model) in ``fmt`` (default: the backend's format)."""
         from nnfuzz.materialize.portable import model_payload
 
-        return model_payload(model.gir, model.weights, model.onnx, self.format)
+        return model_payload(model.gir, model.weights, model.onnx, fmt or self.format, model.seed)
 
-    def run_model(self, model, inputs: dict, *, timeout: float | None = None) -> RunResult:
-        """Like ``run``, for a Model: sends it in the backend's format."""
+    def run_model(self, model, inputs: dict, *, timeout: float | None = None, fmt: str | None = None) -> RunResult:
+        """Like ``run``, for a Model: sends it in ``fmt`` (default: the backend's format)."""
         if not self._info:
             self.start()
-        return self.run(self.payload(model), inputs, timeout=timeout)
+        return self.run(self.payload(model, fmt), inputs, timeout=timeout)
 
     def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
         """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""

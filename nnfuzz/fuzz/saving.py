@@ -67,7 +67,8 @@ def bug_meta(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: dict, flak
         nodes=rec.get("nodes"), ops=rec.get("ops"), nnfuzz=nnfuzz.__version__,
         backend_options=c.spec.expected_options if expected_side else c.cfg.backend_options,
         policy=dataclasses.asdict(c.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
-        search=p.search, format=(c.expected if expected_side else sandbox).format, oracle=oracle_meta(c, t.side, p.invalid is not None),
+        search=p.search, format=(c.expected if expected_side else sandbox).format_for(p),
+        oracle=oracle_meta(c, t.side, p.invalid is not None),
         **verdict_fields(t.verdict, t.result), **migration_fields(p, rec), **noref_fields(p, t))
     if t.verdict.symptom is Symptom.inconsistency and p.rewrite is None and p.invalid is None:
         meta = meta.replace(float64_twin=t.twin, **_localize(c, sandbox, p))
@@ -109,7 +110,7 @@ def _localize(c: "Campaign", sandbox, p: "Produced") -> dict:
     def run(model, inputs):
         if c.left() <= 0:
             return None
-        r = sandbox.run_model(model, inputs, timeout=c.run_timeout())
+        r = sandbox.run_model(model, inputs, timeout=c.run_timeout(), fmt=sandbox.format_for(p))
         return r.outputs if r.status == "ok" else None
 
     t0 = time.perf_counter()

@@ -21,6 +21,7 @@ class Counters:
     started: float = field(default_factory=time.monotonic)
     tests: int = 0
     verdicts: collections.Counter = field(default_factory=collections.Counter)
+    formats: collections.Counter = field(default_factory=collections.Counter)  # tests per model format sent
     bugs_saved: int = 0
     unique_bugs: int = 0       # distinct signatures in the bug store (triage/dedup.py), earlier campaigns included
     new_unique: int = 0        # bugs of this campaign whose signature was new

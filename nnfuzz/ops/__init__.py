@@ -1,7 +1,7 @@
 """nnfuzz's operator library: one folder per family, one module per aspect.
 
 ``nnfuzz/ops/<family>/`` holds ``spec.py`` (the abstract op classes; z3 and numpy only), and where the
-family has them ``torch.py`` (torch lowerings), ``tf.py`` (TensorFlow lowerings), ``numpy.py``
+family has them ``torch.py`` (torch lowerings), ``tf.py`` (TensorFlow lowerings), ``onnx.py`` and ``relax.py`` (ONNX and TVM Relax lowerings), ``numpy.py``
 (reference evals), ``ranges.py`` (value-range rules) and ``search.py`` (value-search aids: domain
 losses beyond the derived ones, proxy slopes, tie rules). The families are the folder listing: each
 registry imports, on first use, the aspect module it serves from every family that has one, so a new
@@ -14,7 +14,7 @@ import importlib.util
 import pkgutil
 from typing import List
 
-ASPECTS = ("spec", "torch", "tf", "onnx", "numpy", "ranges", "search")
+ASPECTS = ("spec", "torch", "tf", "onnx", "relax", "numpy", "ranges", "search")
 _loaded: set = set()
 _loading: set = set()
 

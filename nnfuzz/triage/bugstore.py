@@ -1,8 +1,8 @@
 """The bug store: ``bugs/NNNN/`` folders, numbered without gaps, each written atomically.
 
 A folder holds model.onnx (or model.gir, the GraphIR payload, for systems that build the model themselves,
-plus the model/ SavedModel folder for TF systems), gir.json, oracle.pkl, meta.json and err.log (see
-docs/bug-format.md).
+plus the model/ SavedModel folder for TF systems; or model.relax, the payload of a TVM Relax-native model,
+plus model.py, its module's TVMScript), gir.json, oracle.pkl, meta.json and err.log (see docs/bug-format.md).
 A second campaign into the same store continues the numbering. Temporary folders from an
 interrupted write are hidden (``.NNNN.*``) and never take a number.
 """
@@ -21,7 +21,8 @@ from nnfuzz.triage.meta import BugMeta, read_meta, write_meta
 BUG_DIR = re.compile(r"^\d{4}$")
 REQUIRED = ("oracle.pkl", "meta.json")
 REWRITE_FILE = "model_rewrite.onnx"   # the metamorphic oracle's rewritten model (meta.json ``rewrite``)
-MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir"}
+MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir", "relax": "model.relax"}
+PAYLOAD_FORMATS = ("gir", "relax")  # formats whose model file is a GraphIR payload (materialize/portable.py)
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Bug:
     oracle: dict                         # oracle.pkl: input, output (+ output_f64, output_f64_jitter)
     meta: BugMeta
     gir_text: Optional[str] = None
-    format: str = "onnx"                 # of model_bytes: "onnx" or "gir" (nnfuzz.materialize.portable)
+    format: str = "onnx"                 # of model_bytes: "onnx", "gir" or "relax" (nnfuzz.materialize.portable)
     rewrite_bytes: Optional[bytes] = None  # model_rewrite.onnx (oracle=metamorphic)
 
 
@@ -48,12 +49,14 @@ class BugStore:
     def save(self, *, model_bytes: bytes, gir_text: Optional[str], oracle: dict, meta: BugMeta, err_log: str,
              tf_model: Optional[Callable[[Path], None]] = None, rewrite_bytes: Optional[bytes] = None) -> Path:
         """``tf_model``: a writer of the ``model/`` SavedModel folder (bugs of TF systems). ``gir_text`` None:
-        a model with no GraphIR (a migrated library test), saved without gir.json. ``rewrite_bytes``: the
-        metamorphic oracle's rewritten model (model_rewrite.onnx)."""
+        a model with no GraphIR (a migrated library test), saved without gir.json. A relax model also
+        gets model.py, the TVMScript of its module. ``rewrite_bytes``: the metamorphic oracle's rewritten
+        model (model_rewrite.onnx)."""
         return self.add({
             MODEL_FILES[meta.format]: write_bytes(model_bytes),
             **({REWRITE_FILE: write_bytes(rewrite_bytes)} if rewrite_bytes is not None else {}),
             **({"model": tf_model} if tf_model is not None else {}),
+            **({"model.py": relax_script_writer(model_bytes)} if meta.format == "relax" else {}),
             **({"gir.json": write_bytes(gir_text.encode())} if gir_text is not None else {}),
             "oracle.pkl": write_bytes(dump_oracle(oracle)),
             "meta.json": write_meta(meta),
@@ -111,11 +114,12 @@ def check_model_file(path: Path, data: bytes, fmt: str, checked: bool = True) ->
     """A BugFolderError unless ``data`` is a well-formed model of ``fmt``: an ONNX file that parses and
     passes the ONNX checker (``checked`` False: that only parses, for a model invalid on purpose), or a
     GraphIR payload (materialize/portable.py) that unpacks."""
-    if fmt == "gir":
-        from nnfuzz.materialize.portable import unpack
+    if fmt in PAYLOAD_FORMATS:
+        from nnfuzz.materialize.portable import relax_seed, unpack
 
         try:
             unpack(data)
+            relax_seed(data)
         except NNFuzzError as e:
             raise BugFolderError(f"{path} is not a valid GraphIR payload: {e}") from e
         return
@@ -137,7 +141,7 @@ def bug_weights(bug: Bug):
     payload); None if the model lacks one of the graph's weights."""
     from nnfuzz.gir import GraphIR
 
-    if bug.format == "gir":
+    if bug.format in PAYLOAD_FORMATS:
         from nnfuzz.materialize.portable import unpack
 
         return unpack(bug.model_bytes)[1]
@@ -172,4 +176,15 @@ def bug_payload(bug: Bug, fmt: str) -> bytes:
     gir = GraphIR.loads(bug.gir_text)
     model = build_model(gir, 0, export=bug.meta.export_spec() if fmt == "onnx" else False,
                         values=(weights, dict(bug.oracle["input"])))
-    return model_payload(gir, weights, model.onnx, fmt)
+    return model_payload(gir, weights, model.onnx, fmt, bug.meta.seed or 0)
+
+
+def relax_script_writer(payload: bytes):
+    """A writer of model.py: the TVMScript of a relax payload's module (weights as ``main``'s trailing
+    parameters; the payload holds their values), which ``tvm.script.from_source`` reads back."""
+    def write(path: Path) -> None:
+        from nnfuzz.materialize.relax.build import module_script
+
+        path.write_text(module_script(payload))
+
+    return write

@@ -92,7 +92,7 @@ class Checker:
         except NNFuzzError as e:  # a candidate the exporter or the checks refuse: not this bug
             self.last = f"not buildable: {type(e).__name__}: {e}"
             return None
-        res = self.sandbox.run_model(model, c.inputs)
+        res = self.sandbox.run_model(model, c.inputs, fmt=self.meta.format)  # as the bug was sent
         judged = judge_run(res, model.oracle.output, self.sandbox.backend_info.engine, self.tol, model.oracle,
                            twins=lambda: model_twins(model))
         self.last, self.model, self.verdict = judged.verdict.label, model, judged.verdict
@@ -100,7 +100,7 @@ class Checker:
             return None
 
         def run(m, inputs):
-            r = self.sandbox.run_model(m, inputs)
+            r = self.sandbox.run_model(m, inputs, fmt=self.meta.format)
             return r.outputs if r.status == "ok" else None
 
         self.bug_meta = replay_meta(self.meta, judged, res,

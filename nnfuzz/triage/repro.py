@@ -50,7 +50,7 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta
 
     info = sandbox.backend_info
-    res = sandbox.run(bug_payload(bug, sandbox.format), bug.oracle["input"])
+    res = sandbox.run(bug_payload(bug, replay_format(bug, info)), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
     if bug.meta.rewrite is not None or bug.meta.invalid is not None:
@@ -87,6 +87,11 @@ def _noref_verdict(bug, sandbox, res, tolerances):
                          o.get("output_f64"), o.get("output_f64_jitter"))[0]
 
 
+def replay_format(bug, info) -> str:
+    """The format ``bug`` is replayed in: its own where the system takes it, else the system's."""
+    return bug.format if bug.format in info.formats else info.format
+
+
 def _localizer(bug, sandbox, tolerances):
     """The localization of the replayed inconsistency (None when the folder has no gir.json)."""
     if bug.gir_text is None:
@@ -100,7 +105,7 @@ def _localizer(bug, sandbox, tolerances):
         return None
 
     def run(model, inputs):
-        r = sandbox.run_model(model, inputs)
+        r = sandbox.run_model(model, inputs, fmt=replay_format(bug, sandbox.backend_info))
         return r.outputs if r.status == "ok" else None
 
     return lambda: localize_meta(GraphIR.loads(bug.gir_text), weights, dict(bug.oracle["input"]), run, tolerances,

@@ -30,3 +30,18 @@ def test_truncated_weights_are_refused():
     data = pack(gir.dumps(), {"w": np.ones((4, 4))})
     with pytest.raises(NNFuzzError, match="past the end"):
         unpack(data[:-8])
+
+
+def test_a_relax_payload_carries_its_layout_seed_and_a_bad_one_is_refused():
+    import json
+    import struct
+
+    from nnfuzz.materialize.portable import MAGIC, relax_seed
+
+    gir = generate_graph(GenPolicy(max_nodes=3), seed=1)
+    assert relax_seed(pack(gir.dumps(), {})) is None  # a plain gir payload
+    data = pack(gir.dumps(), {"w": np.ones(2)}, relax_seed=42)
+    assert relax_seed(data) == 42 and unpack(data)[0].dumps() == gir.dumps()
+    header = json.dumps({"gir": json.loads(gir.dumps()), "weights": [], "relax": {"seed": "x"}}).encode()
+    with pytest.raises(NNFuzzError, match="relax entry"):
+        relax_seed(MAGIC + struct.pack("<Q", len(header)) + header)

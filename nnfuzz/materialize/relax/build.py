@@ -1,0 +1,197 @@
+"""GraphIR -> a Relax IRModule, written with ``relax.BlockBuilder`` from each op's Relax lowering.
+
+The module's shape is drawn from the layout seed, so that TVM's Relax passes see IR its ONNX importer
+never emits (the importer writes one ``main`` with one dataflow block):
+
+- ``flat``: every instruction in ``main``;
+- ``outline``: one random run of consecutive instructions moved into a private function that ``main``
+  calls (its free values are the parameters, the values used later its results);
+- ``chain``: the instructions cut into 2-4 runs, each its own function, called one after another.
+
+Each function's bindings sit in a dataflow block or, drawn per function, in a plain binding block. The
+weights are parameters of ``main`` (named as in the graph), bound to constants by ``bind_weights``.
+The same graph, weights and layout seed give the same module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from nnfuzz.errors import NNFuzzError, OpDefinitionError
+from nnfuzz.gir import GraphIR
+
+LAYOUTS = ("flat", "outline", "chain")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the module is cut into functions: runs ``[start, end)`` of instruction indices (outside
+    them: ``main``), and per function (runs first, then main) whether it uses a dataflow block."""
+
+    kind: str
+    runs: Tuple[Tuple[int, int], ...]
+    dataflow: Tuple[bool, ...]
+
+    def record(self) -> dict:
+        return {"kind": self.kind, "runs": [list(r) for r in self.runs], "dataflow": list(self.dataflow)}
+
+
+def draw_layout(n_insts: int, seed: int) -> Layout:
+    """The layout for a graph of ``n_insts`` instructions, drawn from ``seed``."""
+    rng = np.random.default_rng([int(seed), 0x5E1A])
+    kind = LAYOUTS[int(rng.integers(len(LAYOUTS)))] if n_insts > 1 else "flat"
+    if kind == "outline":
+        a = int(rng.integers(n_insts))
+        runs = ((a, int(rng.integers(a + 1, n_insts + 1))),)
+    elif kind == "chain":
+        k = int(rng.integers(2, min(4, n_insts) + 1))
+        cuts = sorted(int(c) for c in rng.choice(np.arange(1, n_insts), size=k - 1, replace=False))
+        bounds = [0] + cuts + [n_insts]
+        runs = tuple(zip(bounds[:-1], bounds[1:]))
+    else:
+        runs = ()
+    dataflow = tuple(bool(b) for b in rng.random(len(runs) + 1) < 0.75)
+    return Layout(kind, runs, dataflow)
+
+
+def _tensor_type(t):
+    from tvm import relax
+
+    return relax.TensorType(shape=tuple(int(d) for d in t.shape), dtype=t.dtype.value)
+
+
+def build_relax(gir: GraphIR, seed: int):
+    """(IRModule, Layout): ``gir`` as a Relax module with weights as ``main``'s trailing parameters."""
+    from tvm import relax
+
+    fns = _lowerings(gir)
+    layout = draw_layout(len(gir.insts), seed)
+    bb = relax.BlockBuilder()
+    later_use = _uses_after(gir)
+    calls = []  # (run, GlobalVar, free names, result names)
+    for k, (a, b) in enumerate(layout.runs):
+        insts = gir.insts[a:b]
+        defined = {o for i in insts for o in i.outputs}
+        free = list(dict.fromkeys(x for i in insts for x in i.inputs if x not in defined))
+        results = [o for i in insts for o in i.outputs if later_use.get(o, -1) >= b]
+        params = {x: relax.Var(x, _tensor_type(gir.vars[x])) for x in free}
+        with bb.function(f"sub{k}", list(params.values()), private=True):
+            env = dict(params)
+            out = _body(bb, gir, fns, range(a, b), env, results, layout.dataflow[k])
+            bb.emit_func_output(out)
+        calls.append(((a, b), bb.get().get_global_var(f"sub{k}"), free, results))
+    params = {x: relax.Var(x, _tensor_type(gir.vars[x])) for x in gir.inputs + gir.weights}
+    with bb.function("main", list(params.values())):
+        env = dict(params)
+        out = _main_body(bb, gir, fns, env, calls, layout.dataflow[-1])
+        bb.emit_func_output(out)
+    return bb.get(), layout
+
+
+def _uses_after(gir: GraphIR) -> Dict[str, int]:
+    """For each var, the last instruction index that reads it (graph outputs: past the end)."""
+    last = {}
+    for k, inst in enumerate(gir.insts):
+        for x in inst.inputs:
+            last[x] = k
+    for o in gir.outputs:
+        last[o] = len(gir.insts)
+    return last
+
+
+def _lowerings(gir: GraphIR):
+    from nnfuzz.materialize.relax.lowering import graph_relax_lowerings
+
+    return graph_relax_lowerings(gir)
+
+
+def _lower(bb, gir, fn, inst, env):
+    from nnfuzz.materialize.relax.lowering import RelaxGraph
+
+    try:
+        out = fn(inst.op, RelaxGraph(bb), *[env[x] for x in inst.inputs])
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        if len(outs) != len(inst.outputs):
+            raise ValueError(f"{len(outs)} results for {len(inst.outputs)} outputs")
+        for name, expr in zip(inst.outputs, outs):
+            env[name] = bb.emit(expr, name_hint=name)
+            _check_type(env[name], gir.vars[name])
+    except NNFuzzError:
+        raise
+    except Exception as e:
+        ins = ", ".join(str(gir.vars[x]) for x in inst.inputs)
+        raise OpDefinitionError(f"Relax lowering of {inst.op!r} raised {type(e).__name__}: {e} "
+                                f"on inputs [{ins}]") from e
+
+
+def _check_type(var, t) -> None:
+    got = (tuple(int(d) for d in var.ty.shape.values), str(var.ty.dtype))
+    if got != (tuple(int(d) for d in t.shape), t.dtype.value):
+        raise ValueError(f"the Relax value is {got[1]}{list(got[0])}, the graph says {t}")
+
+
+def _finish(bb, env, names: List[str], dataflow: bool):
+    from tvm import relax
+
+    vals = [env[n] for n in names]
+    out = vals[0] if len(vals) == 1 else relax.Tuple(vals)
+    return bb.emit_output(out) if dataflow else bb.emit(out) if len(vals) > 1 else out
+
+
+def _body(bb, gir, fns, indices, env, results, dataflow: bool):
+    """Lower instructions ``indices`` into the open function; returns what it returns (``results``)."""
+    import contextlib
+
+    with (bb.dataflow() if dataflow else contextlib.nullcontext()):
+        for k in indices:
+            _lower(bb, gir, fns[k], gir.insts[k], env)
+        out = _finish(bb, env, results, dataflow)
+    return out
+
+
+def _main_body(bb, gir, fns, env, calls, dataflow: bool):
+    """``main``: the instructions outside the runs, and a call of each run's function in its place."""
+    import contextlib
+
+    from tvm import relax
+
+    starts = {run[0]: (run, gv, free, results) for run, gv, free, results in calls}
+    with (bb.dataflow() if dataflow else contextlib.nullcontext()):
+        k = 0
+        while k < len(gir.insts):
+            if k in starts:
+                (a, b), gv, free, results = starts[k]
+                call = bb.emit(relax.Call(gv, [env[x] for x in free]))
+                for j, name in enumerate(results):
+                    env[name] = call if len(results) == 1 else bb.emit(relax.TupleGetItem(call, j), name_hint=name)
+                k = b
+                continue
+            _lower(bb, gir, fns[k], gir.insts[k], env)
+            k += 1
+        out = _finish(bb, env, gir.outputs, dataflow)
+    return out
+
+
+def bind_weights(mod, weights: Dict[str, np.ndarray]):
+    """``mod`` with ``main``'s weight parameters bound to constants (what TVM compiles)."""
+    import tvm
+    from tvm import relax
+
+    if not weights:
+        return mod
+    return relax.transform.BindParams("main", {n: tvm.runtime.tensor(np.asarray(a, order="C"))
+                                               for n, a in weights.items()})(mod)
+
+
+def module_script(payload: bytes) -> str:
+    """The TVMScript of a relax payload's module, headed by what it is (a bug folder's model.py)."""
+    from nnfuzz.materialize.portable import relax_seed, unpack
+
+    gir, weights = unpack(payload)
+    mod, layout = build_relax(gir, relax_seed(payload) or 0)
+    head = (f"# nnfuzz Relax-native model: layout {layout.record()}\n"
+            f"# main's parameters: the inputs {list(gir.inputs)}, then the weights {list(gir.weights)} "
+            f"(their values are in model.relax; bound with relax.transform.BindParams before compiling)\n")
+    return head + mod.script() + "\n"
