@@ -1,4 +1,5 @@
-"""A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API.
+"""A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API
+(GraphIR bugs of the TF systems: script_tf.py).
 
 A small model (a reduced bug: up to ``readable.READABLE_NODES`` nodes) is built in the script with
 ``onnx.helper`` calls and its inputs and expected outputs are literal arrays, so a maintainer reads the
@@ -40,7 +41,7 @@ _TAIL = '''
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
     assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
-    if got.dtype.kind == "f":
+    if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:
         np.testing.assert_array_equal(got, want, err_msg=name)
@@ -93,14 +94,22 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
 
     cls = backend_class(backend)
     engine, device = cls.engine, cls.device
-    if engine not in _RUN or bug.format != "onnx":
+    from nnfuzz.triage.script_tf import _RUN as _TF_RUN, tf_script
+
+    gir_engines = sorted(_TF_RUN)
+    if not (engine in _RUN and bug.format == "onnx" or engine in _TF_RUN and bug.format == "gir"):
         raise ConfigError(f"--script supports ONNX bugs of the engines {sorted(_RUN)} (ort-cpu, tvm-gpu, "
-                          f"openvino-cpu, ...); got backend={backend!r} and a {bug.format} model")
-    needs, body = _RUN[engine]
+                          f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
+                          f"got backend={backend!r} and a {bug.format} model")
     expected = bug.oracle["output"] or {}
-    dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f"}
+    dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
     rtol, atol = max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
     meta = bug.meta
+    if bug.format == "gir":
+        return tf_script(bug, backend, engine, dict(
+            title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
+            stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL))
+    needs, body = _RUN[engine]
     head = _HEAD.format(
         title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
         symptom=meta.symptom, stage=meta.stage, summary=str(meta.summary)[:300], needs=needs,
