@@ -5,7 +5,8 @@ Templates: ONNX Runtime's bug report form (description, reproduction, platform, 
 version, API, architecture, execution provider), TVM's ("[Bug]" title, expected and actual behaviour,
 environment, steps to reproduce, triage labels), OpenVINO's (version, OS, device, framework, model,
 description, step-by-step reproduction, log output), TensorFlow's bug form for tf-cpu, xla-cpu and
-tflite-cpu (issue type, nightly, source, version, OS, Python, current behaviour, standalone code, log).
+tflite-cpu (issue type, nightly, source, version, OS, Python, current behaviour, standalone code, log), and
+PyTorch's for inductor (describe the bug with the code inline, error logs, versions).
 """
 from __future__ import annotations
 
@@ -277,8 +278,44 @@ it as a SavedModel):
 """
 
 
+def _pytorch(f: dict, script: str) -> str:
+    device = "CUDA" if f["backend"].endswith("gpu") else "CPU"
+    return f"""# torch.compile (inductor, {device}) gives {f['what'].split(':')[0]}{' in ' + f['op'] if f['op'] else ''}
+
+### 🐛 Describe the bug
+
+`torch.compile(backend="inductor", fullgraph=True)` gives {f['what']}
+
+The model has {f['nodes']} op(s) ({f['ops']}); nnfuzz's graph of it:
+
+```
+{f['graph']}
+```
+
+{f['expected']} The script below loads the model as a `torch.export` program (its ATen graph is printed
+in it) and compiles it the same way:
+
+```python
+{script}
+```
+
+Error logs:
+
+```
+{f['log']}
+```
+
+### Versions
+
+PyTorch {f['version']} ({f['version_id']}), Python {f['python']}, {f['os']}, {f['arch']}, {device}.
+
+cc: oncall: pt2, module: inductor
+"""
+
+
 TEMPLATES: Dict[str, Callable[[dict, str], str]] = {"ort": _ort, "tvm": _tvm, "openvino": _openvino,
-                                                   "tf": _tensorflow, "xla": _tensorflow, "tflite": _tensorflow}
+                                                   "tf": _tensorflow, "xla": _tensorflow, "tflite": _tensorflow,
+                                                   "inductor": _pytorch}
 
 
 def write_report(bug, backend: str, script: str) -> str:

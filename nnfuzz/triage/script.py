@@ -1,5 +1,5 @@
 """A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API
-(GraphIR bugs of the TF systems: script_tf.py).
+(GraphIR bugs of the TF systems: script_tf.py; of inductor: script_torch.py).
 
 A small model (a reduced bug: up to ``readable.READABLE_NODES`` nodes) is built in the script with
 ``onnx.helper`` calls and its inputs and expected outputs are literal arrays, so a maintainer reads the
@@ -96,8 +96,8 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     engine, device = cls.engine, cls.device
     from nnfuzz.triage.script_tf import _RUN as _TF_RUN, tf_script
 
-    gir_engines = sorted(_TF_RUN)
-    if not (engine in _RUN and bug.format == "onnx" or engine in _TF_RUN and bug.format == "gir"):
+    gir_engines = sorted([*_TF_RUN, "inductor"])
+    if not (engine in _RUN and bug.format == "onnx" or engine in gir_engines and bug.format == "gir"):
         raise ConfigError(f"--script supports ONNX bugs of the engines {sorted(_RUN)} (ort-cpu, tvm-gpu, "
                           f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
                           f"got backend={backend!r} and a {bug.format} model")
@@ -106,9 +106,13 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     rtol, atol = max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
     meta = bug.meta
     if bug.format == "gir":
-        return tf_script(bug, backend, engine, dict(
-            title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
-            stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL))
+        head = dict(title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
+                    stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL)
+        if engine == "inductor":
+            from nnfuzz.triage.script_torch import torch_script
+
+            return torch_script(bug, backend, device, head)
+        return tf_script(bug, backend, engine, head)
     needs, body = _RUN[engine]
     head = _HEAD.format(
         title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
