@@ -11,7 +11,6 @@ from single_op import COMMON_OPS, safe_model
 
 torch = pytest.importorskip("torch")
 
-from nnfuzz.abstract.dtype import DType  # noqa: E402
 from nnfuzz.backends import get_backend  # noqa: E402
 from nnfuzz.backends.known import classify  # noqa: E402
 from nnfuzz.errors import ConfigError  # noqa: E402
@@ -149,24 +148,3 @@ def test_warm_up_does_the_one_off_pattern_setup_even_when_inductors_cache_is_war
                            text=True, timeout=600, env=env)
         assert r.returncode == 0, r.stderr[-2000:]
         assert "lazy_init 1" in r.stdout, r.stdout
-
-
-SCATTER_ND_BF16 = """{"version": 1, "vars": {"i0": {"shape": [1], "dtype": "bfloat16"},
- "v2": {"shape": [1], "dtype": "bfloat16"}}, "inputs": ["i0"], "weights": [],
- "insts": [{"op": {"op": "ScatterND", "module": "nnfuzz.ops.indexing.spec", "args": [],
-            "kwargs": {"k": 1, "tail": 0, "reduction": "mul", "pick": 1}}, "inputs": ["i0", "i0"], "outputs": ["v2"]}],
- "outputs": ["v2"]}"""
-
-
-@pytest.mark.parametrize("case", ["ScatterND", "ScatterElements"])
-def test_constant_indices_compile_with_fullgraph(ind, case):
-    """The indexing ops' constant indices are numpy computed from static sizes; traced by dynamo they
-    became data-dependent torch ops that fullgraph compiles rejected ("torch.* op returned non-Tensor",
-    "Could not guard on data-dependent expression"): false alarms saved as inductor crashes."""
-    if case == "ScatterND":  # the campaign's graph, reduced to one node
-        model = build_model(GraphIR.loads(SCATTER_ND_BF16), 0, export=False,
-                            values=({}, {"i0": np.array([1.5], dtype=DType.bfloat16.numpy())}))
-    else:
-        model = make_model(0, include=["ScatterElements"], dtypes=("float32",), max_nodes=1)
-    out = ind.run(ind.compile(payload(model)), model.oracle.input)
-    assert compare(model.oracle.output, out).outcome is Outcome.PASS

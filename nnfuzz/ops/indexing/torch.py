@@ -7,16 +7,8 @@ from nnfuzz.materialize.torch.lowering import lowers
 from nnfuzz.ops.indexing import spec as I
 
 
-@torch.compiler.assume_constant_result
-def _indices(fn, *args):
-    return torch.from_numpy(fn(*args))
-
-
-def _const(like, fn, *args):
-    """``fn(*args)`` (numpy, from static sizes) as a tensor on ``like``'s device. torch.compile takes it as a
-    constant: traced by dynamo, the numpy code became torch ops with data-dependent sizes that a fullgraph
-    compile rejects ("Could not guard on data-dependent expression"; a false alarm on inductor)."""
-    return _indices(fn, *args).to(like.device)
+def _const(arr, like):
+    return torch.from_numpy(arr).to(like.device)
 
 
 def _dims(x):
@@ -46,7 +38,7 @@ def _topk(op, x):
 @lowers(I.GatherElements)
 def _gather_elements(op, x):
     shape = _with_dim(x.shape, op.axis, op.n)
-    return torch.gather(x, op.axis, _const(x, I.gather_indices, shape, _dims(x)[op.axis], op.pick))
+    return torch.gather(x, op.axis, _const(I.gather_indices(shape, _dims(x)[op.axis], op.pick), x))
 
 
 _REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
@@ -58,7 +50,7 @@ no_torch_export(I.ScatterElements, "torch 2.13's TorchScript exporter writes sca
 
 @lowers(I.ScatterElements)
 def _scatter_elements(op, data, upd):
-    idx = _const(data, I.scatter_element_indices, op, _dims(data), _dims(upd))
+    idx = _const(I.scatter_element_indices(op, _dims(data), _dims(upd)), data)
     if op.reduction == "none":
         return torch.scatter(data, op.axis, idx, upd)
     if op.reduction == "add":
@@ -73,7 +65,7 @@ _COMBINE = {"none": lambda old, new: new, "add": torch.add, "mul": torch.mul, "m
 @lowers(I.ScatterND)
 def _scatter_nd(op, data, upd):
     """The index tuples are distinct, so each target combines with exactly one update slice."""
-    pos = _const(data, I.nd_positions, _dims(data)[:op.k], _dims(upd)[0], op.pick)
+    pos = _const(I.nd_positions(_dims(data)[:op.k], _dims(upd)[0], op.pick), data)
     at = tuple(pos[:, j] for j in range(op.k))
     out = data.clone()
     out[at] = _COMBINE[op.reduction](data[at], upd)
@@ -105,7 +97,7 @@ def _reverse_sequence(op, x):
     """A gather along the time axis: position t of batch b reads lens[b] - 1 - t below lens[b]."""
     t_ax, b_ax = op.time_axis, op.batch_axis
     time, batch = _dims(x)[t_ax], _dims(x)[b_ax]
-    lens = _const(x, I.sequence_lens, batch, time, op.pick)
+    lens = _const(I.sequence_lens(batch, time, op.pick), x)
     t = torch.arange(time, device=x.device)
     src = torch.where(t[None, :] < lens[:, None], lens[:, None] - 1 - t[None, :], t[None, :])  # [batch, time]
     if t_ax < b_ax:
