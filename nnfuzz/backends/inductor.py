@@ -49,8 +49,13 @@ class _InductorBackend(Backend):
         """Compile a one-op function once, while the worker starts: the first compile in a process (C++
         header build, codegen imports: 10-40 s) must not count against the first model's test_timeout."""
         torch = self._torch
+        from torch._inductor import config
+
         fn = torch.compile(lambda x: torch.relu(x) + 1, backend="inductor", mode=self.mode, fullgraph=True)
-        with torch.no_grad(), self._default_device():
+        # without the FX graph cache: a cache hit (a warm /tmp/torchinductor_<user>) skips the graph passes,
+        # whose one-off pattern registration (joint_graph.lazy_init: 10-40 s) then lands in the first model's
+        # compile and times it out
+        with torch.no_grad(), self._default_device(), config.patch(fx_graph_cache=False):
             fn(torch.zeros(4, device=self.torch_device))
         self._sync()
         torch._dynamo.reset()

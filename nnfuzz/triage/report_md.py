@@ -4,7 +4,9 @@ standalone script (triage/script.py) inline.
 Templates: ONNX Runtime's bug report form (description, reproduction, platform, OS, installation,
 version, API, architecture, execution provider), TVM's ("[Bug]" title, expected and actual behaviour,
 environment, steps to reproduce, triage labels), OpenVINO's (version, OS, device, framework, model,
-description, step-by-step reproduction, log output).
+description, step-by-step reproduction, log output), TensorFlow's bug form for tf-cpu, xla-cpu and
+tflite-cpu (issue type, nightly, source, version, OS, Python, current behaviour, standalone code, log), and
+PyTorch's for inductor (describe the bug with the code inline, error logs, versions).
 """
 from __future__ import annotations
 
@@ -31,9 +33,18 @@ def _facts(bug, backend: str) -> dict:
         "backend": backend, "version": m.version, "version_id": m.version_id, "op": op or _first_divergent(m),
         "what": what, "ops": ops, "nodes": len(nodes), "opset": m.opset, "os": platform.platform(),
         "arch": platform.machine(), "python": platform.python_version(), "summary": str(m.summary),
-        "expected": _expected(m), "log": err.split("Traceback (most recent call last)")[0].strip()[:3000]
+        "expected": _expected(m, backend, bug.format), "graph": _graph_text(bug), "log": err.split("Traceback (most recent call last)")[0].strip()[:3000]
         or str(m.summary),
     }
+
+
+def _graph_text(bug) -> str:
+    """The model as nnfuzz's GraphIR, printed (what a GraphIR bug's script carries as a SavedModel)."""
+    if bug.gir_text is None:
+        return ""
+    from nnfuzz.gir import GraphIR
+
+    return GraphIR.loads(bug.gir_text).pretty()
 
 
 def _first_divergent(m) -> str:
@@ -41,7 +52,13 @@ def _first_divergent(m) -> str:
     return str(node.get("op", "")).split("(")[0]
 
 
-def _expected(m) -> str:
+def _expected(m, backend: str, fmt: str) -> str:
+    from nnfuzz.backends.registry import backend_class
+
+    if fmt != "onnx":  # a TF / torch model built from the GraphIR: compared with its framework's eager run
+        ref = {"tf-cpu": "TF eager, op by op"}.get(backend_class(backend).reference, "torch eager")
+        return (f"The outputs match the reference ({ref}) within the tolerances in the script."
+                if m.symptom == "inconsistency" else "The model, which runs in eager mode, compiles and runs.")
     if m.symptom == "inconsistency":
         return "The outputs match the reference (torch eager, which the ONNX reference evaluator agrees with) " \
                "within the tolerances in the script."
@@ -178,7 +195,127 @@ OpenVINO gives {f['what']}
 """
 
 
-TEMPLATES: Dict[str, Callable[[dict, str], str]] = {"ort": _ort, "tvm": _tvm, "openvino": _openvino}
+_TF_PART = {"tf": "TF eager", "xla": "XLA (tf.function(jit_compile=True))",
+            "tflite": "the TFLite converter / LiteRT interpreter"}
+
+
+def _tensorflow(f: dict, script: str) -> str:
+    from nnfuzz.backends.registry import backend_class
+
+    part = _TF_PART[backend_class(f["backend"]).engine]
+    return f"""### Issue type
+
+Bug
+
+### Have you reproduced the bug with TensorFlow Nightly?
+
+No
+
+### Source
+
+binary
+
+### TensorFlow version
+
+{f['version']} ({f['version_id']})
+
+### Custom code
+
+Yes
+
+### OS platform and distribution
+
+{f['os']}
+
+### Mobile device
+
+_No response_
+
+### Python version
+
+{f['python']}
+
+### Bazel version
+
+_No response_
+
+### GCC/compiler version
+
+_No response_
+
+### CUDA/cuDNN version
+
+_No response_
+
+### GPU model and memory
+
+{'_No response_' if not f['backend'].endswith('gpu') else 'see the log'}
+
+### Current behavior?
+
+{part} gives {f['what']}
+
+The model has {f['nodes']} op(s) ({f['ops']}), built with TF ops from this graph (the script carries
+it as a SavedModel):
+
+```
+{f['graph']}
+```
+
+{f['expected']}
+
+### Standalone code to reproduce the issue
+
+```python
+{script}
+```
+
+### Relevant log output
+
+```
+{f['log']}
+```
+"""
+
+
+def _pytorch(f: dict, script: str) -> str:
+    device = "CUDA" if f["backend"].endswith("gpu") else "CPU"
+    return f"""# torch.compile (inductor, {device}) gives {f['what'].split(':')[0]}{' in ' + f['op'] if f['op'] else ''}
+
+### 🐛 Describe the bug
+
+`torch.compile(backend="inductor", fullgraph=True)` gives {f['what']}
+
+The model has {f['nodes']} op(s) ({f['ops']}); nnfuzz's graph of it:
+
+```
+{f['graph']}
+```
+
+{f['expected']} The script below loads the model as a `torch.export` program (its ATen graph is printed
+in it) and compiles it the same way:
+
+```python
+{script}
+```
+
+Error logs:
+
+```
+{f['log']}
+```
+
+### Versions
+
+PyTorch {f['version']} ({f['version_id']}), Python {f['python']}, {f['os']}, {f['arch']}, {device}.
+
+cc: oncall: pt2, module: inductor
+"""
+
+
+TEMPLATES: Dict[str, Callable[[dict, str], str]] = {"ort": _ort, "tvm": _tvm, "openvino": _openvino,
+                                                   "tf": _tensorflow, "xla": _tensorflow, "tflite": _tensorflow,
+                                                   "inductor": _pytorch}
 
 
 def write_report(bug, backend: str, script: str) -> str:

@@ -1,4 +1,5 @@
-"""A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API.
+"""A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API
+(GraphIR bugs of the TF systems: script_tf.py; of inductor: script_torch.py).
 
 A TVM Relax-native bug's script holds its module's TVMScript instead (relax_script). A small ONNX model
 (a reduced bug: up to ``readable.READABLE_NODES`` nodes) is built in the script with
@@ -41,7 +42,7 @@ _TAIL = '''
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
     assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
-    if got.dtype.kind == "f":
+    if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:
         np.testing.assert_array_equal(got, want, err_msg=name)
@@ -123,7 +124,7 @@ OUTPUTS = dict(zip(OUTPUT_NAMES, [t.numpy() for t in out]))
 
 def _tolerances(bug, tolerances: dict):
     expected = bug.oracle["output"] or {}
-    dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f"}
+    dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
     return max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
 
 
@@ -159,13 +160,25 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     engine, device = cls.engine, cls.device
     if engine == "tvm" and bug.format == "relax":
         return relax_script(bug, backend, device, tolerances)
-    if engine not in _RUN or bug.format != "onnx":
+    from nnfuzz.triage.script_tf import _RUN as _TF_RUN, tf_script
+
+    gir_engines = sorted([*_TF_RUN, "inductor"])
+    if not (engine in _RUN and bug.format == "onnx" or engine in gir_engines and bug.format == "gir"):
         raise ConfigError(f"--script supports ONNX bugs of the engines {sorted(_RUN)} (ort-cpu, tvm-gpu, "
-                          f"openvino-cpu, ...); got backend={backend!r} and a {bug.format} model")
-    needs, body = _RUN[engine]
+                          f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
+                          f"got backend={backend!r} and a {bug.format} model")
     expected = bug.oracle["output"] or {}
     rtol, atol = _tolerances(bug, tolerances)
     meta = bug.meta
+    if bug.format == "gir":
+        head = dict(title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
+                    stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL)
+        if engine == "inductor":
+            from nnfuzz.triage.script_torch import torch_script
+
+            return torch_script(bug, backend, device, head)
+        return tf_script(bug, backend, engine, head)
+    needs, body = _RUN[engine]
     head = _HEAD.format(
         title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
         symptom=meta.symptom, stage=meta.stage, summary=str(meta.summary)[:300], needs=needs,

@@ -135,3 +135,28 @@ def test_lowerings_with_computed_indices_compile(ind, op):
     out = ind.run(ind.compile(payload(model)), model.oracle.input)
     v = compare(model.oracle.output, out)
     assert v.outcome is Outcome.PASS, v.detail
+
+
+WARM_UP_CHECK = """
+import sys
+from nnfuzz.backends.inductor import InductorCpuBackend
+InductorCpuBackend(cache_dir=sys.argv[1]).warm_up()
+from torch._inductor.fx_passes import joint_graph
+print("lazy_init", joint_graph.lazy_init.cache_info().currsize)
+"""
+
+
+def test_warm_up_does_the_one_off_pattern_setup_even_when_inductors_cache_is_warm(tmp_path):
+    """A campaign's first inductor model timed out at compile (a false alarm, saved as a bug): with a warm
+    FX graph cache the warm-up compile was a cache hit, skipped the graph passes, and left their one-off
+    pattern registration (joint_graph.lazy_init, 10-40 s on a loaded machine) to the first real model."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for _ in range(2):  # the first fills the cache, the second starts warm
+        r = subprocess.run([sys.executable, "-c", WARM_UP_CHECK, str(tmp_path / "cache")], capture_output=True,
+                           text=True, timeout=600, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "lazy_init 1" in r.stdout, r.stdout

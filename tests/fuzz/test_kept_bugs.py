@@ -12,7 +12,8 @@ from nnfuzz.cli import main
 from nnfuzz.triage.bugstore import BUG_DIR, load_bug
 
 KEPT = sorted(p for p in (Path(__file__).parent.parent.parent / "bugs").iterdir() if p.is_dir() and BUG_DIR.match(p.name))
-MODULE = {"ort": "onnxruntime", "tvm": "tvm", "openvino": "openvino"}
+MODULE = {"ort": "onnxruntime", "tvm": "tvm", "openvino": "openvino", "tf": "tensorflow", "xla": "tensorflow",
+          "tflite": "ai_edge_litert", "inductor": "torch"}
 
 
 @pytest.mark.parametrize("folder", KEPT, ids=[p.name for p in KEPT])

@@ -90,6 +90,19 @@ def test_invalid():
     assert False in C.ConvTranspose1d(1, 4, 0, 1, 1).checked_requires([xt, wt])  # empty output
 
 
+def test_transposed_conv_padding_crops_at_most_the_kept_length():
+    """A tf-cpu campaign timed out (a false alarm) on this ConvTranspose3d: pads 202/37/246 kept 4x1x1 of
+    a 73M-element uncropped result, which TF's conv_transpose computes before cropping."""
+    f32 = DType.float32
+    x, w = AbsTensor([5, 3, 26, 1, 7], f32), AbsTensor([3, 1, 106, 2, 2], f32)
+    op = C.ConvTranspose3d(12, 1, 71, 202, 37, 246, 2, 0, 11, 1, 74, 55, 1)
+    assert [int(d) for d in op.checked_type_transfer([x, w])[0].shape] == [5, 1, 4, 1, 1]
+    assert False in op.checked_requires([x, w])
+    xt, wt = AbsTensor([1, 4, 5], f32), AbsTensor([4, 2, 3], f32)
+    assert all(C.ConvTranspose1d(1, 2, 0, 1, 1).checked_requires([xt, wt]))   # pads 2 + 2 keep 3 of 7
+    assert False in C.ConvTranspose1d(1, 3, 0, 1, 1).checked_requires([xt, wt])  # pads 3 + 3 keep 1 of 7
+
+
 def test_deduct():
     rng = random.Random(0)
     for cls in (C.Conv2d(1, 1, 0, 0, 1, 1, 1), C.ConvTranspose1d(1, 0, 0, 1, 1)):
