@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from typing import List, Optional
@@ -157,7 +158,7 @@ class RaySandbox(Sandbox):
         if self.actor is not None:
             return self.info
         self.actor = self.executor.spawn(_tester_class(), self.backend, self.options, self.backend_path,
-                                         self.test_timeout, self.memory_limit_mb, self.env,
+                                         self.test_timeout, self.memory_limit_mb, self.env, list(sys.path),
                                          num_cpus=self.cpus)
         self.workers_started += 1
         try:
@@ -204,7 +205,8 @@ def _tester_class():
         class Tester:
             """A Sandbox in a Ray actor; no stop request of its own: the driver kills the actor."""
 
-            def __init__(self, backend, options, backend_path, test_timeout, memory_limit_mb, env):
+            def __init__(self, backend, options, backend_path, test_timeout, memory_limit_mb, env, sys_path):
+                sys.path.extend(p for p in sys_path if p not in sys.path)  # the driver's (a backend_path module)
                 self.sandbox = Sandbox(backend, options, test_timeout=test_timeout, memory_limit_mb=memory_limit_mb,
                                        backend_path=backend_path, env=env)
 
