@@ -8,9 +8,10 @@ and the driver alone writes the bug store. An actor that dies (its process kille
 loses only the test in flight: ``LostTest``, counted as ``lost``; the lane's next run starts a new
 actor. Producer actors make models as fuzz/producers.py's processes do, indexed the same way.
 
-Resources: each tester and producer actor takes one CPU of the cluster (an expected-side tester none:
-it runs only between its lane's runs); ``fuzz.workers=auto`` takes the cluster's CPUs left after the
-producers. A stop signal kills every actor this campaign made; a Ray the campaign started ends with it.
+Resources: each tester actor takes one CPU of the cluster (an expected-side tester none: it runs only
+between its lane's runs), so ``fuzz.workers=auto`` is the cluster's CPUs. Producer actors reserve no
+CPU (Ray places them, mostly on the driver's node): like the local producer processes, they share the
+cores with the testers, which wait on them only when generation is slower than testing. A stop signal kills every actor this campaign made; a Ray the campaign started ends with it.
 """
 from __future__ import annotations
 
@@ -80,13 +81,12 @@ class RayExecutor:
         return int(_ray().cluster_resources().get("CPU", 0))
 
     def workers(self, cc) -> int:
-        cpus, producers = self.cpus(), max(0, cc.producers)
+        cpus = self.cpus()
         if cc.workers == "auto":
-            return max(1, cpus - producers)
-        if int(cc.workers) + producers > cpus:
-            raise ConfigError(f"fuzz.workers={cc.workers} and fuzz.producers={producers} need "
-                              f"{int(cc.workers) + producers} CPUs, but the Ray cluster has {cpus}; "
-                              "lower them, use fuzz.workers=auto, or add nodes (docs/scaling.md)")
+            return max(1, cpus)
+        if int(cc.workers) > cpus:
+            raise ConfigError(f"fuzz.workers={cc.workers} needs {cc.workers} CPUs (one per tester actor), but the "
+                              f"Ray cluster has {cpus}; lower it, use fuzz.workers=auto, or add nodes (docs/scaling.md)")
         return int(cc.workers)
 
     def sandbox(self, cc, name, options, path, stop, env, expected: bool = False) -> "RaySandbox":
@@ -258,7 +258,7 @@ class RayProducers:
 
     def __init__(self, cc, n: int, executor: RayExecutor):
         self.executor, self.n, self.cc = executor, n, cc
-        self.actors = [self.executor.spawn(_producer_class(), cc) for _ in range(n)]
+        self.actors = [self.executor.spawn(_producer_class(), cc, num_cpus=0) for _ in range(n)]
         self.inflight = {}          # ObjectRef -> actor
         self.next_i = 0
         self.deadline = 0.0
@@ -306,7 +306,7 @@ class RayProducers:
             del self.inflight[ref]
         self.executor.forget(dead)
         self.actors.remove(dead)
-        actor = self.executor.spawn(_producer_class(), self.cc)
+        actor = self.executor.spawn(_producer_class(), self.cc, num_cpus=0)
         self.actors.append(actor)
         ray.get(actor.go.remote(*self._plan_args))
         for _ in range(2):

@@ -69,7 +69,7 @@ def test_a_killed_actor_loses_only_its_test_in_flight(tmp_path, local_ray):
 
 
 def test_more_workers_than_the_cluster_holds_is_a_clear_error(tmp_path, local_ray):
-    with pytest.raises(ConfigError, match="fuzz.workers=3 and fuzz.producers=1 need 4 CPUs, but the Ray cluster has 2"):
+    with pytest.raises(ConfigError, match=r"fuzz.workers=3 needs 3 CPUs \(one per tester actor\), but the Ray cluster has 2"):
         run_campaign(CampaignConfig(
             backend="ort-cpu", backend_options={}, policy=GenPolicy(seed=1), out=tmp_path, ui="plain",
             time_s=10, executor="ray", workers=3, producers=1))
@@ -82,6 +82,6 @@ def test_an_ort_campaign_on_ray_tests_generated_models(tmp_path, local_ray):
                         out=tmp_path / "bugs", ui="plain", probe=False, time_s=60, max_tests=10, executor="ray",
                         workers="auto", producers=1)
     counters = run_campaign(cc)
-    assert counters.workers == 1 and counters.tests == 10 and counters.lost == 0, counters
+    assert counters.workers == 2 and counters.tests == 10 and counters.lost == 0, counters
     seeds = [r["seed"] for r in _log(cc.out) if r.get("verdict") in ("pass", "unsupported", "inconsistency", "crash")]
     assert len(seeds) == len(set(seeds)) == 10
