@@ -297,7 +297,7 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
 
     from nnfuzz.fuzz.executors import make_executor, make_producers
     from nnfuzz.fuzz.expected import ExpectedSide, expected_side
-    from nnfuzz.fuzz.pool import Lane, close_lanes, start_lanes
+    from nnfuzz.fuzz.pool import Lane, close_lanes, more_lanes
     from nnfuzz.fuzz.sizing import thread_env
     from nnfuzz.generate.opset import select_ops, usable_with
 
@@ -327,6 +327,7 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
         for sb in (first.sandbox, first.expected):
             if sb is not None:
                 sb.start()
+        lanes += more_lanes(lane, workers)  # starting while lane 0 probes
         sides = [s for s in (first.sandbox, first.expected) if s is not None]
         if cc.source is not None and any(s.format != "onnx" for s in sides):
             raise ConfigError(f"fuzz.source={cc.source} holds ONNX models, but {[s.backend for s in sides if s.format != 'onnx']} "
@@ -347,5 +348,4 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
                 cc = campaign.cfg = dataclasses.replace(cc, export=probe_opsets(
                     [s for s in sides if s.format == "onnx"], cc, campaign))
             campaign.ops = probe_support(first.sandbox, ops, cc, campaign)
-        lanes[:] = start_lanes(lane, first, workers, stop)
         return campaign.run(lanes)

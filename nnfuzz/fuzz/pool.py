@@ -37,53 +37,61 @@ class Lane:
         self.name, self.sandbox, self.expected = name, sandbox, expected
         self.state = "starting"
         self.tests = 0
+        self._starter: Optional[threading.Thread] = None
+        self._start_error: Optional[BaseException] = None
+
+    def start_in_background(self) -> None:
+        """Start the sandboxes in a thread: their imports overlap the probe and the other lanes' tests."""
+        def start():
+            try:
+                for sb in (self.sandbox, self.expected):
+                    if sb is not None:
+                        sb.start()
+                self.state = "ready"
+            except BaseException as e:  # raised by wait_started, in the lane's own thread
+                self._start_error = e
+
+        self._starter = threading.Thread(target=start, name=f"nnfuzz-start-{self.name}", daemon=True)
+        self._starter.start()
+
+    def wait_started(self) -> None:
+        """Wait for ``start_in_background``; its error (a stop, a worker that cannot start) is raised here."""
+        if self._starter is not None:
+            self._starter.join()
+            self._starter = None
+        if self._start_error is not None:
+            raise self._start_error
 
     def describe(self) -> str:
         restarts = max(0, getattr(self.sandbox, "workers_started", 1) - 1)
         return f"{self.state}; {self.tests} tests" + (f", {restarts} restarts" if restarts else "")
 
 
-def start_lanes(make: Callable[[int], Lane], first: Lane, n: int, stop) -> List[Lane]:
-    """``first`` plus lanes 1 .. n-1 made by ``make(k)``, their sandboxes started at once (their imports
-    overlap). A lane that cannot start fails the campaign with its error; the started ones are closed."""
-    lanes = [first] + [make(k) for k in range(1, n)]
-    errors: List[BaseException] = []
-
-    def start(lane):
-        try:
-            for sb in (lane.sandbox, lane.expected):
-                if sb is not None:
-                    sb.start()
-            lane.state = "ready"
-        except BaseException as e:  # shown below, in the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=start, args=(lane,), name=f"nnfuzz-start-{lane.name}", daemon=True)
-               for lane in lanes[1:]]
-    for t in threads:
-        t.start()
-    _join(threads, stop)
-    if errors:
-        close_lanes(lanes[1:])
-        raise errors[0]
+def more_lanes(make: Callable[[int], Lane], n: int) -> List[Lane]:
+    """Lanes 1 .. n-1 made by ``make(k)``, their sandboxes starting in the background (lane 0, started
+    first, probes the system meanwhile). A lane that cannot start fails the campaign with its error."""
+    lanes = [make(k) for k in range(1, n)]
+    for lane in lanes:
+        lane.start_in_background()
     return lanes
 
 
 def close_lanes(lanes: List[Lane]) -> None:
     for lane in lanes:
+        if lane._starter is not None:  # a sandbox closed while it starts could be left running
+            lane._starter.join()
         for sb in (lane.sandbox, lane.expected):
             if sb is not None:
                 sb.close()
 
 
-def _join(threads, stop, tick: Optional[Callable[[], None]] = None) -> None:
+def _join(threads, tick: Callable[[], None]) -> None:
     """Wait for ``threads`` in the main thread, where signals arrive (a stop request reaches the
     threads through their sandboxes and the lane loop)."""
     while any(t.is_alive() for t in threads):
         for t in threads:
             t.join(0.1)
-        if tick is not None:
-            tick()
+        tick()
 
 
 class Pool:
@@ -105,7 +113,7 @@ class Pool:
                                     name=f"nnfuzz-lane-{lane.name}") for lane in self.lanes]
         for t in threads:
             t.start()
-        _join(threads, c.stop, self._tick)
+        _join(threads, self._tick)
         if self.error is not None and not isinstance(self.error, Stopped):
             raise self.error
         c.stop.check()
@@ -126,6 +134,7 @@ class Pool:
     def _loop(self, lane: Lane, next_model) -> None:
         c = self.c
         main = threading.current_thread() is threading.main_thread()
+        lane.wait_started()
         while c.left() > 0.05 and not c.enough() and self.error is None:
             c.stop.check()
             lane.state = "waiting for a model"
