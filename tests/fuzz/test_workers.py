@@ -106,3 +106,12 @@ def test_workers_key_is_checked_and_auto_fits_the_machine():
     assert auto_workers(1, "cpu", 1 << 40) == 1  # memory holds less than one worker: still one
     env = thread_env(cores)
     assert env["NNFUZZ_WORKER_THREADS"] == env["TVM_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"
+
+
+def test_reruns_and_reduction_work_with_two_workers(tmp_path):
+    counters, out = _fault(tmp_path, {"always": "wrong"}, time_s=90, max_tests=3, workers=2, producers=1,
+                           reduce=True, reduce_s=20.0)
+    assert counters.bugs_saved >= 3 and counters.flaky == 0  # each re-run found it again
+    metas = [load_bug(p).meta for p in sorted(out.iterdir()) if p.name.isdigit()]
+    assert counters.reduced == counters.new_unique >= 1, counters
+    assert all(m.reduced is None for m in metas if m.duplicate_of)  # duplicates are left as saved
