@@ -24,12 +24,13 @@ TAKES_POSITIONAL = {"repro", "dedup", "reduce", "stats", "merge", "report"}
 
 # The configuration each command reads: top-level keys and groups, listed by `nnfuzz <command> --help`.
 COMMAND_KEYS = {
-    "fuzz": ("time", "backend", "oracle", "metamorphic", "cmp", "fuzz", "mgen", "search", "export", "ui", "debug"),
+    "fuzz": ("time", "backend", "oracle", "metamorphic", "cmp", "fuzz", "ray", "mgen", "search", "export", "ui",
+             "debug"),
     "repro": ("backend", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
     "reduce": ("reduce_s", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
     "dedup": (),
     "generate": ("n", "out", "mgen", "search", "export", "ui"),
-    "backends": (),
+    "backends": ("fuzz.memory_limit_mb",),
     "ops": ("mgen",),
     "stats": (),
     "report": (),

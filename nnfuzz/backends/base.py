@@ -13,6 +13,21 @@ class BackendUnavailable(NNFuzzError):
     """The backend cannot run on this machine (package missing, no GPU, ...); says what is missing."""
 
 
+WORKER_THREADS_ENV = "NNFUZZ_WORKER_THREADS"
+
+
+def worker_threads() -> int:
+    """The threads a sandbox worker may compute on: the campaign sets it per worker (the cores divided
+    among ``fuzz.workers``, fuzz/sizing.py) so N workers never oversubscribe the machine; 1 outside a
+    campaign's worker. Backends pass it to their system (ORT intra-op threads, TF's thread pools, ...)."""
+    import os
+
+    try:
+        return max(1, int(os.environ.get(WORKER_THREADS_ENV, "1")))
+    except ValueError:
+        return 1
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     """What a backend is and takes: the one record of a backend's facts, with the one set of defaults
@@ -37,6 +52,10 @@ class BackendInfo:
     draw_formats: Tuple[str, ...] = ()
     # Options that turn the system's optimisations off, for the optlevel oracle (None: it has no such switch).
     unoptimized: Optional[Dict] = None
+    # Cores one worker of the system keeps busy when given one compute thread (worker_threads() == 1),
+    # e.g. a compiler that runs its own helper processes: the automatic fuzz.workers divides the cores by it
+    # (fuzz/sizing.py).
+    threads: int = 1
     version: str = ""                          # the package's __version__ (known once an instance exists)
     version_id: str = ""                       # a git hash or build string, else the version
 
@@ -63,7 +82,7 @@ class BackendInfo:
         t = type(backend)
         return cls(name=t.name, engine=t.engine, device=t.device, formats=tuple(t.formats), lowering=t.lowering,
                    draw_formats=tuple(getattr(backend, "draw_formats", ())), reference=t.reference,
-                   int64_bits=t.int64_bits, unoptimized=t.unoptimized,
+                   int64_bits=t.int64_bits, unoptimized=t.unoptimized, threads=t.threads,
                    version=str(backend.version), version_id=str(backend.version_id))
 
     @classmethod
@@ -87,6 +106,7 @@ class Backend:
     reference: ClassVar[Optional[str]] = BackendInfo.reference
     int64_bits: ClassVar[int] = BackendInfo.int64_bits
     unoptimized: ClassVar[Optional[Dict]] = BackendInfo.unoptimized
+    threads: ClassVar[int] = BackendInfo.threads
 
     def __init__(self, **options):
         self.options = options

@@ -2,7 +2,7 @@
 
 The inference precision is pinned (``INFERENCE_PRECISION_HINT``): left alone, the CPU plugin computes
 float32 models in bfloat16 on CPUs that support it (AVX512-BF16, AMX), which a float32 reference would
-report as wrong values. One inference thread, like ort-cpu.
+report as wrong values. Inference threads: the worker's share of the cores (backends/base.py worker_threads), like ort-cpu.
 
 The CPU plugin also computes int64 in int32 (converts at the edges), so an int64 value beyond +-2**31
 wraps, silently. ``int64_bits = 32`` tells the campaign, whose value search then keeps every int64 value
@@ -14,7 +14,7 @@ from typing import Dict
 
 import numpy as np
 
-from nnfuzz.backends.base import Backend
+from nnfuzz.backends.base import Backend, worker_threads
 
 PRECISIONS = ("f32", "bf16", "f16")
 # The CPU plugin has no float64 kernels: it converts float64 tensors to float32 (and back at the model's
@@ -40,7 +40,7 @@ class OpenVinoBackend(Backend):
         self._ov = ov
         self.core = ov.Core()
         self.precision = precision
-        self.config = {"INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": 1}
+        self.config = {"INFERENCE_PRECISION_HINT": precision, "INFERENCE_NUM_THREADS": worker_threads()}
 
     @classmethod
     def check_available(cls) -> None:

@@ -5,7 +5,7 @@ from typing import Dict
 
 import numpy as np
 
-from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.backends.base import Backend, BackendUnavailable, worker_threads
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
 
@@ -43,7 +43,7 @@ class OrtBackend(Backend):
             self._ort.GraphOptimizationLevel,
             {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
              "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}[self.opt_level])
-        so.intra_op_num_threads = 1
+        so.intra_op_num_threads = worker_threads()  # the worker's share of the cores
         so.inter_op_num_threads = 1
         return self._ort.InferenceSession(model_bytes, so, providers=self.providers())
 

@@ -6,7 +6,7 @@ from typing import Dict
 
 import numpy as np
 
-from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.backends.base import Backend, BackendUnavailable, worker_threads
 
 
 class _TfBackend(Backend):
@@ -20,8 +20,8 @@ class _TfBackend(Backend):
         from nnfuzz.materialize.tensorflow.lazy import tf
 
         self._tf = tf
-        try:  # one thread, like every other backend's worker; CPU backends do not see a GPU
-            tf.config.threading.set_intra_op_parallelism_threads(1)
+        try:  # the worker's share of the cores (one by default); CPU backends do not see a GPU
+            tf.config.threading.set_intra_op_parallelism_threads(worker_threads())
             tf.config.threading.set_inter_op_parallelism_threads(1)
             if self.device == "cpu":
                 tf.config.set_visible_devices([], "GPU")

@@ -6,6 +6,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends.base import worker_threads
 from nnfuzz.backends.tf import _TfBackend
 
 
@@ -34,7 +35,7 @@ class TfliteBackend(_TfBackend):
         converter = self._tf.lite.TFLiteConverter.from_concrete_functions([concrete], module)
         converter.target_spec.supported_ops = [self._tf.lite.OpsSet.TFLITE_BUILTINS]
         flatbuffer = converter.convert()
-        interp = Interpreter(model_content=flatbuffer, num_threads=1)
+        interp = Interpreter(model_content=flatbuffer, num_threads=worker_threads())
         runner = interp.get_signature_runner()
         return graph, runner, _output_names(graph.gir.outputs)
 

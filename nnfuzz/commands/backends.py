@@ -1,6 +1,7 @@
 """`nnfuzz backends`: every known backend, whether it can run on this machine, and why not.
 
-Each backend's ``check_available`` runs here (it imports the system: TF, TVM, ... take seconds each). A
+Each row also gives ``fuzz.workers=auto`` for the backend on this machine (fuzz/sizing.py: the cores, the
+memory at ``fuzz.memory_limit_mb`` per worker, the system's own threading). Each backend's ``check_available`` runs here (it imports the system: TF, TVM, ... take seconds each). A
 line per backend, then one JSON line with the same facts. Exit code 0 whatever is missing.
 """
 from __future__ import annotations
@@ -8,17 +9,19 @@ from __future__ import annotations
 import json
 
 
-def probe(name: str) -> dict:
-    """{name, usable, version | why, format, reference, optlevel} for one backend."""
+def probe(name: str, memory_limit_mb: int = 4096) -> dict:
+    """{name, usable, version | why, format, reference, optlevel, workers} for one backend."""
     from nnfuzz.backends.base import BackendInfo, BackendUnavailable
     from nnfuzz.backends.registry import backend_class
+    from nnfuzz.fuzz.sizing import auto_workers
 
     row = {"name": name}
     try:
         cls = backend_class(name)
         row.update(format=BackendInfo.preferred_format(cls.formats),
                    reference=cls.reference or "torch eager",
-                   optlevel=_optlevel(cls.unoptimized))
+                   optlevel=_optlevel(cls.unoptimized),
+                   workers=auto_workers(cls.threads, cls.device, memory_limit_mb))
         cls.check_available()
         row.update(usable=True, version=str(cls().version))
     except BackendUnavailable as e:
@@ -39,11 +42,11 @@ def _optlevel(unoptimized) -> str:
 def run(cfg) -> int:
     from nnfuzz.backends.registry import BACKENDS
 
-    rows = [probe(name) for name in sorted(BACKENDS)]
+    rows = [probe(name, int(cfg.fuzz.memory_limit_mb)) for name in sorted(BACKENDS)]
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         state = f"yes  {r['version']}" if r["usable"] else f"no   {r['why']}"
-        extra = f"[{r.get('format', '?')}; reference: {r.get('reference', '?')}; optlevel: {r.get('optlevel', '?')}]"
+        extra = f"[{r.get('format', '?')}; reference: {r.get('reference', '?')}; optlevel: {r.get('optlevel', '?')}; workers: {r.get('workers', '?')}]"
         print(f"{r['name']:{width}s}  {state}  {extra}")
     print(json.dumps({"backends": rows}))
     return 0

@@ -11,6 +11,11 @@ Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines lo
 ``<fuzz.out>/campaign.jsonl``. Each campaign draws a fresh seed unless ``mgen.seed=N`` is given; it is
 printed at the start and recorded in campaign.jsonl and every meta.json.
 
+``fuzz.workers=N`` sandboxes test at once (default auto: from the cores and memory; ``fuzz.executor=ray``
+places them as Ray actors on a cluster, ``ray.address=auto``): docs/scaling.md. A campaign restarted into
+the same ``fuzz.out`` goes on: bug numbers continue and the seeds it already tested are skipped
+(``<fuzz.out>/campaign_state.json``).
+
 Ctrl-C, SIGTERM and SIGHUP stop a campaign the same clean way: producers and workers end, the bug store
 is left whole, the summary prints (its ``stopped`` names the signal), exit code 130.
 Exit code 0 when the campaign ran to its bound (bugs or not), 2 on a configuration error or when the
@@ -29,6 +34,7 @@ def campaign_config(cfg):
     from nnfuzz.config import export_config, gen_policy, parse_duration, search_config
     from nnfuzz.errors import ConfigError
     from nnfuzz.fuzz.campaign import CampaignConfig
+    from nnfuzz.fuzz.sizing import parse_workers
 
     f = cfg.fuzz
     for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0),
@@ -49,7 +55,8 @@ def campaign_config(cfg):
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
-        source=_source(f.get("source")), rewrites=_rewrites(cfg),
+        source=_source(f.get("source")), rewrites=_rewrites(cfg), workers=parse_workers(f.workers),
+        executor=_executor(f.executor), ray_address=_ray_address(cfg.ray.address),
     )
 
 
@@ -67,6 +74,27 @@ def _rewrites(cfg) -> tuple:
         if bad:
             raise ConfigError(f"metamorphic.rewrites has unknown kinds {bad}; valid: {known}")
     return tuple(kinds)
+
+
+def _executor(value) -> str:
+    from nnfuzz.errors import ConfigError
+
+    if value not in ("local", "ray"):
+        raise ConfigError(f"fuzz.executor={value!r} must be local (sandbox processes here) or ray (Ray actors)")
+    return value
+
+
+def _ray_address(value):
+    """``ray.address``: auto, HOST:PORT (or a ray:// client address), or null (start a Ray here)."""
+    from nnfuzz.errors import ConfigError
+
+    if value in (None, ""):
+        return None
+    value = str(value)
+    if value != "auto" and ":" not in value:
+        raise ConfigError(f"ray.address={value!r} must be auto (the cluster this machine joined), HOST:PORT "
+                          "(the head node's, e.g. 10.0.0.1:6379) or null (start a Ray on this machine)")
+    return value
 
 
 def _source(value):
@@ -96,7 +124,9 @@ def run(cfg) -> int:
     from nnfuzz.fuzz.stopping import EXIT_CODE
     from nnfuzz.ui import use_rich
 
-    cc = campaign_config(cfg)
+    from nnfuzz.fuzz.resume import plan
+
+    cc = plan(campaign_config(cfg))  # the store's tested seeds (a resumed campaign goes on from them)
     cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())  # mgen.seed=null: drawn here
     use_rich(cc.ui)  # validates ui= before anything slow
     expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
@@ -107,7 +137,7 @@ def run(cfg) -> int:
         "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "formats": dict(counters.formats), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
-        "reduced": counters.reduced,
+        "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))

@@ -4,13 +4,14 @@ only orchestrates them."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import nnfuzz
 from nnfuzz.errors import ConfigError, InternalError
-from nnfuzz.fuzz.produce import Produced, produce
+from nnfuzz.fuzz.produce import Produced
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
@@ -54,6 +55,10 @@ class CampaignConfig:
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
     onnx: bool = True                    # export ONNX (False when no side of the oracle takes ONNX)
     source: Optional[Path] = None        # a folder of migrated tests (nnfuzz migrate), tested in priority order
+    workers: object = 1                  # sandboxes testing at once: N or "auto" (fuzz/sizing.py, fuzz/pool.py)
+    executor: str = "local"              # local (sandbox processes here) | ray (Ray actors: fuzz/ray_executor.py)
+    ray_address: Optional[str] = "auto"  # ray.init's address: auto | HOST:PORT | None (start a Ray here)
+    tested_seeds: Optional[tuple] = None  # seed ranges the store already tested (fuzz/resume.py; None: not read yet)
 
 
 class Campaign:
@@ -66,7 +71,11 @@ class Campaign:
         self.stop = stop or StopRequest()  # set by SIGINT/SIGTERM/SIGHUP (fuzz/stopping.py)
         self.ops = ops
         self.spec = spec or ExpectedSide("reference")
-        self.expected = None             # the expected side's Sandbox, when it is another run than torch eager
+        self.expected = None             # lane 0's expected-side Sandbox, when it is another run than torch eager
+        self._expected_of: Dict[int, object] = {}  # id(a lane's sandbox) -> that lane's expected-side sandbox
+        self.lock = threading.RLock()    # counters, log, dedup index and bug store: lanes are threads (fuzz/pool.py)
+        self.seeds_done: List[int] = []  # seeds this campaign consumed (fuzz/resume.py)
+        self._state_at = time.monotonic()
         self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
         self.expected_info = None        # the expected side's BackendInfo, when it is another system
         self.deadline = time.monotonic() + cfg.time_s
@@ -97,19 +106,37 @@ class Campaign:
         """The timeout of one sandbox run: fuzz.test_timeout, cut to the campaign's time left."""
         return max(0.05, min(self.cfg.test_timeout, self.left()))
 
-    def run(self, sandbox, expected=None) -> Counters:
-        """Run tests until the time bound (or max_tests). ``sandbox`` (and ``expected``, the sandbox of
-        the oracle's expected side, if any) are started by the caller."""
-        self.info = sandbox.backend_info
-        self.expected = expected
-        self.expected_info = expected.backend_info if expected is not None else None
+    def pair_lanes(self, lanes) -> None:
+        """Which expected-side sandbox goes with which lane's sandbox (fuzz/pool.py)."""
+        self._expected_of = {id(lane.sandbox): lane.expected for lane in lanes}
+
+    def expected_of(self, sandbox):
+        """The expected side's sandbox of ``sandbox``'s lane (None when torch eager is the expected side)."""
+        return self._expected_of.get(id(sandbox), self.expected)
+
+    def seed_at(self, i: int) -> int:
+        """The seed of the campaign's ``i``-th model: seeds the store already tested are skipped."""
+        from nnfuzz.fuzz.resume import seed_at
+
+        return seed_at(self.cfg.policy.seed, self.cfg.tested_seeds or (), i)
+
+    def run(self, lanes) -> Counters:
+        """Run tests on ``lanes`` (fuzz/pool.py Lane: a sandbox and its expected side's, started by the
+        caller) until the time bound (or max_tests)."""
+        from nnfuzz.fuzz.pool import Pool
+
+        pool = Pool(self, lanes)
+        self.counters.workers = len(lanes)
+        self.info = lanes[0].sandbox.backend_info
+        self.expected = lanes[0].expected
+        self.expected_info = self.expected.backend_info if self.expected is not None else None
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.info.version})"
         try:
-            with Status(self.counters, self.deadline, self.cfg.ui, title) as status:
+            with Status(self.counters, self.deadline, self.cfg.ui, title, lanes) as status:
                 self.status = status
                 self._announce()
                 try:
-                    self._test_until_done(sandbox)
+                    self._test_until_done(pool)
                 except Stopped as e:
                     status.note(f"{e.name}: stopping the campaign (producers, workers and reducer end)")
                 if self.reducer is not None:
@@ -121,122 +148,157 @@ class Campaign:
         finally:
             self.counters.stopped = self.stop.name
             self.guide.tick(self.counters.tests, self.counters.elapsed, force=True)
-            self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests}})
+            self.record_seeds()
+            self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests,
+                                             "lost": self.counters.lost}})
             self.log.close()
         return self.counters
+
+    def record_seeds(self, every: float = 0.0) -> None:
+        """Write the store's campaign_state.json (fuzz/resume.py), at most once per ``every`` seconds."""
+        from nnfuzz.fuzz.resume import write_state
+
+        if self.cfg.source is not None or time.monotonic() - self._state_at < every:
+            return
+        self._state_at = time.monotonic()
+        with self.lock:
+            done = list(self.seeds_done)
+        write_state(self.cfg.out, self.cfg.policy.seed, self.cfg.tested_seeds or (), done, self.campaigns)
+
+    @property
+    def campaigns(self) -> int:
+        """How many campaigns tested into this store, this one included."""
+        from nnfuzz.fuzz.resume import read_state
+
+        if not hasattr(self, "_campaigns"):
+            state = read_state(self.cfg.out) if self.cfg.tested_seeds else None
+            self._campaigns = (state or {}).get("campaigns", 0) + 1
+        return self._campaigns
 
     def _announce(self) -> None:
         """The campaign's seed, printed and as campaign.jsonl's first line for this campaign."""
         seed = self.cfg.policy.seed
-        self.status.note(f"seed {seed}: rerun with mgen.seed={seed}")
+        resumed = self.cfg.tested_seeds
+        self.status.note(f"seed {seed}: rerun with mgen.seed={seed}" + (
+            f" (resuming: {sum(hi - lo for lo, hi in resumed)} seeds tested before into {self.cfg.out} are skipped)"
+            if resumed else ""))
         self.log.write({"campaign": {"seed": seed, "backend": self.cfg.backend, "oracle": self.spec.kind,
                                      "time_s": self.cfg.time_s, "nnfuzz": nnfuzz.__version__,
                                      "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}})
 
-    def _test_until_done(self, sandbox) -> None:
-        """Test until the time bound or max_tests; a stop signal ends it with ``Stopped``."""
+    def _test_until_done(self, pool) -> None:
+        """Test until the time bound or max_tests; a stop signal ends it with ``Stopped``. Models come
+        from the migrated tests, from producers (started early by run_campaign, else here), or are made
+        in the lanes' own threads."""
+        from nnfuzz.fuzz import pool as pools
+
         if self.cfg.source is not None:
-            return self._run_migrated(sandbox)
-        if self.cfg.producers > 0:
-            self._run_with_producers(sandbox)
-        seed = self.cfg.policy.seed
-        while self.left() > 0.05 and not self._enough():
-            self.stop.check()
-            self.test_one(sandbox, seed)
-            seed += 1
-            self.status.refresh()
+            from nnfuzz.migrate.loader import migrated_tests
 
-    def _enough(self) -> bool:
-        return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
+            return pool.run(pools.iter_source(migrated_tests(self.cfg.source)))
+        if self.cfg.producers <= 0:
+            return pool.run(pools.inline_source(self, threading.Lock()))
+        from nnfuzz.fuzz.executors import make_producers
 
-    def _run_with_producers(self, sandbox) -> None:
-        """Models come from producer processes (started early by run_campaign, else here); this
-        process only tests."""
         from nnfuzz.fuzz.producers import Producers
 
-        producers = self.producers or Producers(self.cfg, self.cfg.producers)
+        producers = self.producers = self.producers or make_producers(self.cfg)
         try:
-            producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left(), self.guide.state.to_json())
-            while self.left() > 0.05 and not self._enough():
-                self.stop.check()
-                p = producers.get(timeout=min(0.25, max(0.01, self.left())))
-                if p is None:
-                    continue
-                self.consume(sandbox, p)
-                producers.tell(self.guide.updates())
-                self.status.refresh()
+            if isinstance(producers, Producers):  # (Ray's producer actors are not guided yet)
+                producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left(), self.guide.state.to_json())
+            else:
+                producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left())
+            pool.run(pools.queue_source(producers, self))
         finally:
             producers.close()  # at once: models made from now on would never be tested
 
-    def _run_migrated(self, sandbox) -> None:
-        """The migrated tests of ``fuzz.source``, in priority order, until they or the time run out."""
-        from nnfuzz.migrate.loader import migrated_tests
-
-        for p in migrated_tests(self.cfg.source):
-            if self.left() <= 0.05 or self._enough():
-                break
-            self.stop.check()
-            self.consume(sandbox, p)
-            self.status.refresh()
+    def enough(self) -> bool:
+        return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
 
     # ---- one test -----------------------------------------------------------------------------
-    def test_one(self, sandbox, seed: int) -> None:
-        with self.stop.interruptible():  # nothing is written while a model is made
-            p = produce(self.cfg, self.ops, self.rows, seed, self.left(), self.guide.guide if self.guide.enabled else None)
-        self.consume(sandbox, p)
-        self.guide.updates()  # (no producer to tell)
-
-    def consume(self, sandbox, p: Produced) -> None:
-        """Test a produced model (or account for why there is none)."""
+    def consume(self, sandbox, p: Produced, worker: Optional[str] = None) -> None:
+        """Test a produced model (or account for why there is none). Lanes call it from their threads
+        (``worker``: the lane's name, logged with the test's start and end): the accounting holds the
+        campaign's lock, the test itself does not."""
         c, rec = self.counters, dict(p.rec)
-        self.guide.merge(p.covered)
-        self.guide.poll_reducer(self.reducer)
-        self.guide.tick(c.tests, c.elapsed)
-        c.guide = self.guide.summary()
+        if worker is not None:
+            rec.update(worker=worker, began=round(c.elapsed, 3))
         search_s = p.timings.get("search_s", 0.0)
-        c.seconds["generate"] += p.gen_s
-        c.seconds["search"] += search_s
-        c.seconds["export"] += p.build_s - search_s
-        if p.error is not None:
-            kind, msg = p.error
-            if kind == "no-graph":
-                c.gen_failed += 1
-                self.log.write({**rec, "verdict": "no-graph", "error": msg})
-            else:
-                self._nnfuzz_error(rec, p.seed, msg)
-            return
-        if p.values_undefined and p.invalid is None and self.spec.kind != "metamorphic":
-            # undefined behaviour: whatever the system does is right (the metamorphic oracle compares the
-            # system with itself, and an invalid model must be rejected whatever its values)
-            c.undefined_values += 1
-            self.log.write({**rec, "verdict": "undefined-values", "blocker": p.search.get("blocker")})
-            return
-        if self.spec.kind == "metamorphic" and p.rewrite_bytes is None and p.invalid is None:
-            c.no_rewrite += 1
-            self.log.write({**rec, "verdict": "no-rewrite"})
-            return
+        with self.lock:
+            self._guide_news(p)
+            if self.cfg.source is None:
+                self.seeds_done.append(p.seed)
+            c.seconds["generate"] += p.gen_s
+            c.seconds["search"] += search_s
+            c.seconds["export"] += p.build_s - search_s
+            if p.error is not None:
+                kind, msg = p.error
+                if kind == "no-graph":
+                    c.gen_failed += 1
+                    self.log.write({**rec, "verdict": "no-graph", "error": msg})
+                else:
+                    self._nnfuzz_error(rec, p.seed, msg)
+                return
+            if p.values_undefined and p.invalid is None and self.spec.kind != "metamorphic":
+                # undefined behaviour: whatever the system does is right (the metamorphic oracle compares the
+                # system with itself, and an invalid model must be rejected whatever its values)
+                c.undefined_values += 1
+                self.log.write({**rec, "verdict": "undefined-values", "blocker": p.search.get("blocker")})
+                return
+            if self.spec.kind == "metamorphic" and p.rewrite_bytes is None and p.invalid is None:
+                c.no_rewrite += 1
+                self.log.write({**rec, "verdict": "no-rewrite"})
+                return
         if self.left() <= 0:
             return
         t = test(self, sandbox, p)
         verdict = t.verdict
         if verdict is None:
-            self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
+            with self.lock:
+                self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
-        c.tests += 1
-        if c.first_test is None:
-            c.first_test = c.elapsed
-        c.verdicts[verdict.label] += 1
-        if p.invalid is not None:
-            c.invalid[f"{p.invalid['rule']}: {t.invalid_outcome}"] += 1
         fmt = sandbox.format_for(p)
-        c.formats[fmt] += 1
+        with self.lock:
+            c.tests += 1
+            if c.first_test is None:
+                c.first_test = c.elapsed
+            c.verdicts[verdict.label] += 1
+            if p.invalid is not None:
+                c.invalid[f"{p.invalid['rule']}: {t.invalid_outcome}"] += 1
+            c.formats[fmt] += 1
         rec.update(verdict=verdict.label, format=fmt, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
             "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})
         if verdict.is_bug:
             rec["bug"] = confirm_and_save(self, sandbox, p, t, rec)
-        self.log.write(rec)
+        if worker is not None:
+            rec["ended"] = round(c.elapsed, 3)
+        with self.lock:
+            self.log.write(rec)
+
+    def _guide_news(self, p: Produced) -> None:
+        """(Under the lock.) The coverage guide takes what ``p``'s graph covered and the reductions' new
+        triggers, logs its state now and then, and passes what is new to the producers."""
+        c = self.counters
+        self.guide.merge(p.covered)
+        self.guide.poll_reducer(self.reducer)
+        self.guide.tick(c.tests, c.elapsed)
+        c.guide = self.guide.summary()
+        updates = self.guide.updates()
+        if isinstance(self.producers, _local_producers()):
+            self.producers.tell(updates)
+
+    def lost(self, p: Produced, why: str) -> None:
+        """A test lost with the process that ran it (fuzz/pool.py LostTest): counted and logged."""
+        with self.lock:
+            self.counters.lost += 1
+            self.log.write({**p.rec, "verdict": "lost", "error": why})
+        self.status.note(f"test of seed {p.seed} lost: {why}")
+
+    def add_seconds(self, phase: str, s: float) -> None:
+        with self.lock:
+            self.counters.seconds[phase] += s
 
     def _nnfuzz_error(self, rec, seed, msg: str) -> None:
         c = self.counters
@@ -246,10 +308,20 @@ class Campaign:
         self.log.write({**rec, "verdict": "nnfuzz-error", "error": msg})
 
 
+def _local_producers():
+    from nnfuzz.fuzz.producers import Producers
+
+    return Producers
+
+
 def run_campaign(cc: CampaignConfig) -> Counters:
-    """Draw the seed (``mgen.seed=null``), start the sandbox (a backend that cannot run fails here,
-    before any test), probe op support unless disabled, and run the campaign until its time bound or a
-    stop signal (SIGINT, SIGTERM, SIGHUP: ``Counters.stopped`` names it; fuzz/stopping.py)."""
+    """Read the store's tested seeds (fuzz/resume.py), draw the seed (``mgen.seed=null``), start the
+    sandboxes (a backend that cannot run fails here, before any test), probe op support unless disabled,
+    and run the campaign until its time bound or a stop signal (SIGINT, SIGTERM, SIGHUP:
+    ``Counters.stopped`` names it; fuzz/stopping.py)."""
+    from nnfuzz.fuzz.resume import plan
+
+    cc = plan(cc)
     cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())
     stop = StopRequest()
     with stop.on_signals():
@@ -264,40 +336,49 @@ def run_campaign(cc: CampaignConfig) -> Counters:
 def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
     import contextlib
 
+    from nnfuzz.fuzz.executors import make_executor, make_producers
     from nnfuzz.fuzz.expected import ExpectedSide, expected_side
-    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.fuzz.pool import Lane, close_lanes, more_lanes
+    from nnfuzz.fuzz.sizing import thread_env
     from nnfuzz.generate.opset import select_ops, usable_with
 
     spec = ExpectedSide("metamorphic" if cc.oracle == "metamorphic" else "reference") if cc.backend_path else \
         expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)
-
-    def sandbox_for(name, options, path=None):
-        return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
-                       backend_path=path, stop=stop)
-
-    if cc.source is not None:  # migrated tests: no generation, so no producers and no op probing
-        cc = dataclasses.replace(cc, producers=0, probe=False)
     with contextlib.ExitStack() as stack:
+        executor = make_executor(cc, stack)
+        workers = executor.workers(cc)
+        env = thread_env(workers)
+
+        def lane(k: int) -> Lane:
+            sandbox = executor.sandbox(cc, cc.backend, cc.backend_options, cc.backend_path, stop, env)
+            expected = None
+            if spec.expected is not None:
+                expected = executor.sandbox(cc, spec.expected, spec.expected_options, None, stop, env, expected=True)
+            return Lane(f"w{k}", sandbox, expected)
+
+        if cc.source is not None:  # migrated tests: no generation, so no producers and no op probing
+            cc = dataclasses.replace(cc, producers=0, probe=False)
         producers = None
         if cc.producers > 0:  # first: their imports and warm-up overlap the sandbox's start and the probe
-            from nnfuzz.fuzz.producers import Producers
-
-            producers = Producers(cc, cc.producers)
+            producers = make_producers(cc, executor)
             stack.callback(producers.close)
-        sandbox = stack.enter_context(sandbox_for(cc.backend, cc.backend_options, cc.backend_path))
-        expected = None
-        if spec.expected is not None:
-            expected = stack.enter_context(sandbox_for(spec.expected, spec.expected_options))
-        sides = [sandbox] + ([expected] if expected else [])
+        first = lane(0)
+        lanes = [first]
+        stack.callback(lambda: close_lanes(lanes))
+        for sb in (first.sandbox, first.expected):
+            if sb is not None:
+                sb.start()
+        lanes += more_lanes(lane, workers)  # starting while lane 0 probes
+        sides = [s for s in (first.sandbox, first.expected) if s is not None]
         if cc.source is not None and any(s.format != "onnx" for s in sides):
             raise ConfigError(f"fuzz.source={cc.source} holds ONNX models, but {[s.backend for s in sides if s.format != 'onnx']} "
                               "take nnfuzz graphs, which migrated tests do not have; use an ONNX backend (ort-cpu, "
                               "tvm-cpu, openvino-cpu, ...)")
-        if cc.policy.invalid > 0 and sandbox.format != "onnx":
+        if cc.policy.invalid > 0 and first.sandbox.format != "onnx":
             raise ConfigError(f"mgen.invalid={cc.policy.invalid} breaks ONNX models; {cc.backend} takes "
-                              f"{sandbox.format}: use an ONNX backend (ort-cpu, tvm-cpu, ...) or mgen.invalid=0")
+                              f"{first.sandbox.format}: use an ONNX backend (ort-cpu, tvm-cpu, ...) or mgen.invalid=0")
         lowerings = {s.backend_info.lowering for s in sides}
-        cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides))
+        cc = dataclasses.replace(cc, onnx=any(s.format == "onnx" for s in sides), workers=workers)
         if cc.search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
             cc = dataclasses.replace(cc, search=dataclasses.replace(cc.search, int64_bits=32))
         via = cc.export.via if cc.onnx else None
@@ -310,9 +391,9 @@ def _start_and_run(cc: CampaignConfig, stop: StopRequest) -> Counters:
             if cc.onnx and cc.export.opset is None:
                 cc = campaign.cfg = dataclasses.replace(cc, export=probe_opsets(
                     [s for s in sides if s.format == "onnx"], cc, campaign))
-            campaign.ops = probe_support(sandbox, ops, cc, campaign)
+            campaign.ops = probe_support(first.sandbox, ops, cc, campaign)
             if spec.kind == "metamorphic" and not cc.rewrites:
                 from nnfuzz.fuzz.rewrite_probe import probe_rewrites
 
-                cc = campaign.cfg = dataclasses.replace(cc, rewrites=tuple(probe_rewrites(sandbox, cc)))
-        return campaign.run(sandbox, expected)
+                cc = campaign.cfg = dataclasses.replace(cc, rewrites=tuple(probe_rewrites(first.sandbox, cc)))
+        return campaign.run(lanes)

@@ -6,7 +6,8 @@ ONNX build, whose model is thrown away) overlap the campaign's own start instead
 test by seconds. Once ``go`` tells it what the campaign settled on (the config with its probed opsets,
 the ops, the supported op x dtype rows), it forks the other n - 1 producers: they start warm, and the
 imports and warm-up are paid once, not n times (and their memory pages are shared until written).
-Producer k makes the models of seeds ``seed + k``, ``seed + k + n``, ... so no seed is made twice.
+Producer k makes the campaign's models k, k + n, k + 2n, ... (their seeds: fuzz/resume.py seed_at, which
+skips the seeds the store already tested), so no seed is made twice.
 """
 from __future__ import annotations
 
@@ -102,11 +103,11 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates) -> Non
     k = _fork_others(n)
     guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
     if k == 0:
-        _make_models(cc, ops, rows, cc.policy.seed, n, wall_deadline, q, done, guide)
+        _make_models(cc, ops, rows, 0, n, wall_deadline, q, done, guide)
         return
     code = 0
     try:
-        _make_models(cc, ops, rows, cc.policy.seed + k, n, wall_deadline, q, done, guide)
+        _make_models(cc, ops, rows, k, n, wall_deadline, q, done, guide)
         q.close()
         q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
     except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
@@ -183,9 +184,12 @@ class _Guided:
             self.guide.state.add(p.covered)
 
 
-def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
-    """Models for seeds ``seed``, ``seed + stride``, ... until told to stop or past the deadline."""
+def _make_models(cc, ops, rows, i: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
+    """The campaign's models ``i``, ``i + stride``, ... until told to stop or past the deadline."""
+    from nnfuzz.fuzz.resume import seed_at
+
     while not done.is_set() and time.time() < wall_deadline:
+        seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
         p = produce_or_report(cc, ops, rows, seed, wall_deadline - time.time(),
                               guided.before() if guided is not None else None)
         if guided is not None:
@@ -196,7 +200,7 @@ def _make_models(cc, ops, rows, seed: int, stride: int, wall_deadline: float, q,
                 break
             except queue_mod.Full:
                 continue
-        seed += stride
+        i += stride
 
 
 def produce_or_report(cc, ops, rows, seed: int, time_left: float, guide=None) -> Produced:

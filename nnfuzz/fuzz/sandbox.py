@@ -64,13 +64,14 @@ class Sandbox:
 
     def __init__(self, backend: str, options: dict | None = None, *, test_timeout: float = 10.0,
                  memory_limit_mb: int = 4096, backend_path: str | None = None, start_timeout: float = 300.0,
-                 address_space_limit: bool | None = None, stop=None):
+                 address_space_limit: bool | None = None, stop=None, env: dict | None = None):
         """``backend``: a registry name ("ort-cpu"); ``backend_path`` ("module:Class") overrides the
         registry lookup. ``address_space_limit``: also set RLIMIT_AS in the worker to its mapped size after
         loading the backend plus ``2 * memory_limit_mb + 2048`` MiB, so allocations too fast for the RSS
         polling fail there; None (default) means on, except for GPU backends (CUDA maps huge ranges).
         ``stop``: a campaign's StopRequest (fuzz/stopping.py); once it is set, a run or start in progress
-        is abandoned (its worker killed) and raises ``Stopped``."""
+        is abandoned (its worker killed) and raises ``Stopped``. ``env``: variables set in the worker's
+        environment (its share of the cores: fuzz/sizing.py thread_env)."""
         if test_timeout <= 0:
             raise ConfigError(f"test_timeout={test_timeout}; must be > 0 seconds")
         if memory_limit_mb <= 0:
@@ -83,6 +84,7 @@ class Sandbox:
         self.start_timeout = float(start_timeout)
         self.address_space_limit = address_space_limit
         self.stop = stop
+        self.env = dict(env or {})
         self.workers_started = 0
         self._worker: Optional[WorkerHandle] = None
         self._info: dict = {}
@@ -153,7 +155,7 @@ class Sandbox:
         if self.backend_path is None:
             backend_class(self.backend)  # unknown names fail here, with the list of known ones
         self._check_stop()
-        w = WorkerHandle.spawn()
+        w = WorkerHandle.spawn(self.env)
         self._worker = w
         self.workers_started += 1
         spec = {"backend": self.backend, "backend_path": self.backend_path, "options": self.options,

@@ -28,20 +28,21 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
         flaky = again.verdict is not None and again.verdict.label != t.verdict.label
     meta = bug_meta(c, sandbox, p, t, rec, flaky)
     v = t.verdict
-    sig, dup = c.dedup.check(meta, err_log(v))
-    meta = meta.replace(signature=sig, duplicate_of=dup)
     # what the system was compared with: the other side's outputs when another system ran (None if it
     # never got to run, e.g. after a crash of the system under test), else the torch reference
-    other_side = c.expected is not None and t.side == "actual"
+    other_side = c.expected_info is not None and t.side == "actual"
     oracle = {**t.reference.to_dict(), "output": t.expected if other_side else t.reference.output}
-    path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
-                        err_log=err_log(v), tf_model=_tf_writer(c, p, t.side), rewrite_bytes=p.rewrite_bytes)
-    _count(c, meta, path, flaky, v)
-    if meta.duplicate_of is None:
-        c.guide.bug_saved(path, sig)  # bug-aware guidance: its localized op is down-weighted from now on
-    if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None \
-            and p.rewrite is None and p.invalid is None:  # reduction rebuilds from the graph: neither survives it
-        reduce_later(c, path)
+    with c.lock:  # one lane at a time checks the dedup index and takes a folder (fuzz/pool.py)
+        sig, dup = c.dedup.check(meta, err_log(v))
+        meta = meta.replace(signature=sig, duplicate_of=dup)
+        path = c.store.save(model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=oracle, meta=meta,
+                            err_log=err_log(v), tf_model=_tf_writer(c, p, t.side), rewrite_bytes=p.rewrite_bytes)
+        _count(c, meta, path, flaky, v)
+        if meta.duplicate_of is None:
+            c.guide.bug_saved(path, sig)  # bug-aware guidance: its localized op is down-weighted from now on
+        if c.cfg.reduce and meta.duplicate_of is None and c.left() > 0 and p.gir_text is not None \
+                and p.rewrite is None and p.invalid is None:  # reduction rebuilds from the graph: neither survives it
+            reduce_later(c, path)
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""
     flag = " (flaky)" if flaky else ""
     c.status.note(f"bug saved: {path}{dup_note}  {v.label}@{v.stage.value}{flag}: {v.summary[:160]}")
@@ -67,7 +68,7 @@ def bug_meta(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: dict, flak
         nodes=rec.get("nodes"), ops=rec.get("ops"), nnfuzz=nnfuzz.__version__,
         backend_options=c.spec.expected_options if expected_side else c.cfg.backend_options,
         policy=dataclasses.asdict(c.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
-        search=p.search, format=(c.expected if expected_side else sandbox).format_for(p),
+        search=p.search, format=(c.expected_of(sandbox) if expected_side else sandbox).format_for(p),
         oracle=oracle_meta(c, t.side, p.invalid is not None),
         **verdict_fields(t.verdict, t.result), **migration_fields(p, rec), **noref_fields(p, t))
     if t.verdict.symptom is Symptom.inconsistency and p.rewrite is None and p.invalid is None:
@@ -115,7 +116,7 @@ def _localize(c: "Campaign", sandbox, p: "Produced") -> dict:
 
     t0 = time.perf_counter()
     loc = localize_meta(GraphIR.loads(p.gir_text), p.weights, p.oracle.input, run, c.tolerances, p.export)
-    c.counters.seconds["triage"] += time.perf_counter() - t0
+    c.add_seconds("triage", time.perf_counter() - t0)
     return loc
 
 
@@ -133,7 +134,7 @@ def oracle_meta(c: "Campaign", side: str, invalid: bool = False) -> dict:
                   "options": c.cfg.backend_options}
     if c.spec.kind == "metamorphic":
         other = {**under_test, "model": "model_rewrite.onnx"}
-    elif c.expected is None:
+    elif c.expected_info is None:
         import torch
 
         other = {"system": "torch-eager", "version": torch.__version__, "version_id": torch.version.git_version}
@@ -165,7 +166,7 @@ def reduce_later(c: "Campaign", path) -> None:
                            backend_path=cc.backend_path if system == cc.backend else None, stop=c.stop)
 
         def add_seconds(s):
-            c.counters.seconds["triage"] += s
+            c.add_seconds("triage", s)
 
         c.reducer = BackgroundReducer(make_sandbox, c.tolerances, cc.reduce_s, c.deadline,
                                       c.store.lock, c.status.note, add_seconds)

@@ -38,6 +38,8 @@ class Counters:
     stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
     guide: str = ""            # coverage guidance's one-line summary (fuzz/guidestate.py), if on
     first_test: Optional[float] = None  # seconds from the start to the first test's end (producers' warm-up, probe)
+    workers: int = 0           # sandboxes that tested at once (fuzz.workers, resolved)
+    lost: int = 0              # tests lost with the process that ran them (a Ray actor or its node died)
 
     @property
     def elapsed(self) -> float:
@@ -50,8 +52,9 @@ class Counters:
 class Status:
     """Shows counters while a campaign runs: ``with Status(c, deadline, ui, title) as s: s.refresh()``."""
 
-    def __init__(self, counters: Counters, deadline: float, ui: str, title: str):
-        self.c, self.deadline, self.title = counters, deadline, title
+    def __init__(self, counters: Counters, deadline: float, ui: str, title: str, lanes=()):
+        """``lanes``: the campaign's fuzz/pool.py Lanes, shown one row each when there are several."""
+        self.c, self.deadline, self.title, self.lanes = counters, deadline, title, list(lanes)
         self.rich = use_rich(ui)
         self._last_plain = 0.0
         self._last_panel = 0.0
@@ -94,7 +97,9 @@ class Status:
         v = " ".join(f"{k}={c.verdicts.get(k, 0)}" for k in VERDICTS)
         return (f"[{self.title}] {c.elapsed:6.0f}s elapsed, {max(0, self.deadline - time.monotonic()):6.0f}s left | "
                 f"tests {c.tests} ({c.rate():.1f}/s) | {v} | bugs saved {c.bugs_saved} ({c.new_unique} new unique)"
-                + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else ""))
+                + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else "")
+                + (f" | {len(self.lanes)} workers" if len(self.lanes) > 1 else "")
+                + (f" | lost {c.lost}" if c.lost else ""))
 
     def _plain(self, force: bool = False) -> None:
         if force or time.monotonic() - self._last_plain > 5.0:
@@ -118,6 +123,11 @@ class Status:
         if c.gen_failed or c.nnfuzz_errors or c.undefined_values:
             t.add_row("skipped", f"no graph {c.gen_failed}, undefined values {c.undefined_values}, "
                                  f"nnfuzz errors {c.nnfuzz_errors}")
+        if c.lost:
+            t.add_row("lost", f"{c.lost} tests in flight when their worker's process or node died")
+        if len(self.lanes) > 1:
+            for lane in self.lanes:
+                t.add_row(f"worker {lane.name}", lane.describe())
         total = sum(c.seconds.values()) or 1.0
         t.add_row("time share", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common()))
         if c.guide:

@@ -36,16 +36,18 @@ def run_on(c: "Campaign", sandbox, p: "Produced"):
     if res.status == "timeout" and timeout < c.cfg.test_timeout:
         return None  # cut short by the campaign's own time bound: not tested, not a timeout
     for k, v in res.seconds.items():
-        c.counters.seconds[k] += v
+        c.add_seconds(k, v)
     return res
 
 
-def expected_outputs(c: "Campaign", p: "Produced"):
+def expected_outputs(c: "Campaign", sandbox, p: "Produced"):
     """(outputs to compare with, None) or (None, a Tested-to-be verdict or "cut"), and the side a bug
-    belongs to. Torch eager's outputs unless the oracle runs another system; undefined stays undefined."""
-    if c.expected is None or p.oracle.output is None:
+    belongs to. Torch eager's outputs unless the oracle runs another system (on the expected-side sandbox
+    of ``sandbox``'s lane); undefined stays undefined."""
+    expected = c.expected_of(sandbox)
+    if expected is None or p.oracle.output is None:
         return p.oracle.output, None, "actual"
-    res = run_on(c, c.expected, p)
+    res = run_on(c, expected, p)
     if res is None:
         return None, "cut", "actual"
     if res.status != "ok":
@@ -71,7 +73,7 @@ def test(c: "Campaign", sandbox, p: "Produced", reference=None) -> Tested:
     res = run_on(c, sandbox, p)
     if res is None:
         return Tested(None)
-    expected, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(c, p)
+    expected, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(c, sandbox, p)
     if why == "cut":
         return Tested(None, res)
     if why is not None:
@@ -82,8 +84,8 @@ def test(c: "Campaign", sandbox, p: "Produced", reference=None) -> Tested:
         try:
             return p.twins()  # the float64 twins decide whether this disagreement is only noise
         finally:
-            c.counters.seconds["export"] += time.perf_counter() - t0
+            c.add_seconds("export", time.perf_counter() - t0)
 
     judged = judge_run(res, expected, c.info.engine, c.tolerances, reference or p.oracle, twins)
-    other = expected if c.expected is not None else None
+    other = expected if c.expected_info is not None else None
     return Tested(judged.verdict, res, side, other, judged.reference, judged.twin)

@@ -86,12 +86,12 @@ class WorkerHandle:
         self._poller.register(conn.fileno(), select.POLLIN)
 
     @classmethod
-    def spawn(cls) -> "WorkerHandle":
+    def spawn(cls, extra_env: Optional[dict] = None) -> "WorkerHandle":
         """Start ``python -m nnfuzz.fuzz.worker`` (a fresh interpreter, never a fork of this process) in
-        its own session, its output going to an unlinked log file."""
+        its own session, its output going to an unlinked log file; ``extra_env`` added to its environment."""
         parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
         log, log_fd = _unlinked_log()
-        env = dict(os.environ)
+        env = {**os.environ, **(extra_env or {})}
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -114,3 +114,7 @@ def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):
     by = {r["name"]: r for r in rows}
     assert by["ort-cpu"]["usable"] and by["ort-cpu"]["optlevel"] == "vs opt_level=disable"
     assert by["xla-cpu"]["reference"] == "tf-cpu"
+    from nnfuzz.fuzz.sizing import auto_workers
+
+    assert by["ort-cpu"]["workers"] == auto_workers(1, "cpu", 4096) >= 1  # fuzz.workers=auto, per backend
+    assert by["tvm-gpu"]["workers"] == 1

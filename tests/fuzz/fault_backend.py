@@ -10,7 +10,11 @@ segfault, abort, exit (os._exit(3)), hang (sleep), spin (busy loop holding the G
 succeed), leak (allocate and touch 32 MiB
 chunks, slowly, up to metadata ``leak_mb``), hugealloc (one 64 GiB allocation), raise (RuntimeError),
 unsupported (an ORT-style NOT_IMPLEMENTED error), wrong (outputs + 1), nan (outputs all NaN),
-unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed).
+unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed),
+killparent (SIGKILL the worker's parent: a Ray actor dies with its test in flight), rendezvous (wait until
+two workers compiled at once: each leaves its pid in the folder metadata ``meet``; alone for 60 s: raise).
+Backend option ``once`` (a marker file): ``always`` hits only the campaign's first model (the worker
+that creates the marker), the others run clean.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ FAULTS = {
     "segfault": "execute", "abort": "execute", "exit": "execute", "hang": "execute", "spin": "compile",
     "childhang": "compile", "leak": "execute", "hugealloc": "compile", "raise": "compile",
     "unsupported": "compile", "wrong": "execute", "nan": "execute", "unpicklable": "execute",
-    "print": "compile", "daemonchild": "compile",
+    "print": "compile", "daemonchild": "compile", "killparent": "compile", "rendezvous": "compile",
 }
 EXECUTE_ONLY = {"wrong", "nan", "unpicklable"}
 UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
@@ -88,6 +92,17 @@ def _inject(fault: str, meta: dict) -> None:
         raise RuntimeError("injected failure")
     elif fault == "unsupported":
         raise RuntimeError(UNSUPPORTED_TEXT)
+    elif fault == "killparent":
+        os.kill(os.getppid(), 9)
+        _hang()
+    elif fault == "rendezvous":
+        os.makedirs(meta["meet"], exist_ok=True)
+        open(os.path.join(meta["meet"], str(os.getpid())), "w").close()
+        end = time.monotonic() + 60
+        while len(os.listdir(meta["meet"])) < 2:
+            if time.monotonic() > end:
+                raise RuntimeError("rendezvous: no other worker compiled meanwhile")
+            time.sleep(0.05)
     elif fault == "print":
         print("fault backend says hello on stdout", flush=True)
         os.write(2, b"fault backend says hello on stderr\n")
@@ -100,9 +115,12 @@ class FaultBackend(Backend):
     engine = "ort"  # runs ONNX Runtime underneath and speaks its error dialect
     device = "cpu"
 
-    def __init__(self, bad_option: bool = False, always: str | None = None, **options):
-        """``always``: a fault applied to every model that carries none (campaign-level tests)."""
-        super().__init__(bad_option=bad_option, always=always, **options)
+    def __init__(self, bad_option: bool = False, always: str | None = None, once: str | None = None, **options):
+        """``always``: a fault applied to every model that carries none (campaign-level tests); with
+        ``once`` (a marker file's path) only to the first such model of all workers. Other options are
+        the faults' metadata (``meet``)."""
+        super().__init__(bad_option=bad_option, always=always, once=once, **options)
+        self.once, self.extra = once, {k: str(v) for k, v in options.items()}
         if bad_option:
             raise ConfigError("backend.bad_option=True; valid choices: [False]")
         if always is not None and always.partition("@")[0] not in FAULTS:
@@ -126,8 +144,8 @@ class FaultBackend(Backend):
         model = onnx.load_model_from_string(model_bytes)
         meta = {p.key: p.value for p in model.metadata_props}
         fault, stage = None, None
-        if "fault" not in meta and self.always:
-            meta["fault"] = self.always
+        if "fault" not in meta and self.always and self._first():
+            meta = {**self.extra, **meta, "fault": self.always}
         if "fault" in meta:
             fault, _, stage = meta["fault"].partition("@")
             stage = stage or FAULTS.get(fault, "compile")
@@ -135,6 +153,16 @@ class FaultBackend(Backend):
             _inject(fault, meta)
         sess = self._ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
         return sess, fault, stage, meta
+
+    def _first(self) -> bool:
+        """Whether ``always`` applies to this model: always, or with ``once`` to the first one only."""
+        if self.once is None:
+            return True
+        try:
+            os.close(os.open(self.once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            return False
 
     def run(self, compiled, inputs):
         sess, fault, stage, meta = compiled

@@ -36,18 +36,25 @@ def _wait_until_testing(proc, out: Path, errfile: Path) -> None:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("sig, whole_group", [
-    (signal.SIGTERM, False),   # kill -TERM <pid>
-    (signal.SIGHUP, False),    # kill -HUP <pid>
-    (signal.SIGINT, True),     # Ctrl-C: the terminal signals the whole foreground process group
-], ids=["kill-TERM", "kill-HUP", "ctrl-C"])
-def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole_group):
+RAY = ["fuzz.executor=ray", "fuzz.workers=1", "ray.address=null"]  # a Ray the campaign starts, and ends
+
+
+@pytest.mark.parametrize("sig, whole_group, extra", [
+    (signal.SIGTERM, False, []),   # kill -TERM <pid>
+    (signal.SIGHUP, False, []),    # kill -HUP <pid>
+    (signal.SIGINT, True, []),     # Ctrl-C: the terminal signals the whole foreground process group
+    pytest.param(signal.SIGTERM, False, RAY, marks=pytest.mark.slow),  # Ray's processes and actors too
+    pytest.param(signal.SIGINT, True, RAY, marks=pytest.mark.slow),
+], ids=["kill-TERM", "kill-HUP", "ctrl-C", "kill-TERM-ray", "ctrl-C-ray"])
+def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole_group, extra):
     pytest.importorskip("onnxruntime")
+    if extra:
+        pytest.importorskip("ray")
     out = tmp_path / "bugs"
     outfile, errfile = tmp_path / "stdout", tmp_path / "stderr"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", "backend=ort-cpu", "time=2m", f"fuzz.out={out}",
-           "ui=plain", "fuzz.probe=false", "fuzz.producers=1", "mgen.max_nodes=4"]
+           "ui=plain", "fuzz.probe=false", "fuzz.producers=1", "mgen.max_nodes=4", "fuzz.workers=2", *extra]
     with open(outfile, "w") as fo, open(errfile, "w") as fe:
         proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=env, cwd=tmp_path,
                                 start_new_session=True)
@@ -55,16 +62,17 @@ def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole
     try:
         _wait_until_testing(proc, out, errfile)
         kids = descendants(proc.pid)
-        assert len(kids) >= 2, kids  # the producer and the sandbox worker (and multiprocessing's tracker)
+        assert len(kids) >= 2, kids  # the producer and the sandbox workers (and multiprocessing's tracker; Ray's)
         if whole_group:
             os.killpg(proc.pid, sig)
         else:
             os.kill(proc.pid, sig)
-        end = time.monotonic() + 5.0
+        bound = 30.0 if extra else 5.0  # Ray's shutdown ends its own daemons
+        end = time.monotonic() + bound
         while (proc.poll() is None or alive(kids)) and time.monotonic() < end:
             time.sleep(0.05)
-        assert proc.poll() is not None, "the campaign still runs 5 s after the signal"
-        assert not alive(kids), f"left running 5 s after {sig.name}: {alive(kids)}"
+        assert proc.poll() is not None, f"the campaign still runs {bound:g} s after the signal"
+        assert not alive(kids), f"left running {bound:g} s after {sig.name}: {alive(kids)}"
     finally:
         for pid in alive(kids):
             os.kill(pid, signal.SIGKILL)
@@ -80,7 +88,7 @@ def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole
     log = _log(out)
     assert log[0]["campaign"]["seed"] == summary["seed"] and isinstance(summary["seed"], int)
     assert f"seed {summary['seed']}: rerun with mgen.seed={summary['seed']}" in err
-    assert log[-1] == {"campaign_end": {"stopped": sig.name, "tests": summary["tests"]}}
+    assert log[-1] == {"campaign_end": {"stopped": sig.name, "tests": summary["tests"], "lost": 0}}
     assert sum("verdict" in r and r["verdict"] != "no-graph" for r in log) >= summary["tests"]
 
 
@@ -89,7 +97,7 @@ def check_store(out: Path) -> None:
     names = sorted(p.name for p in out.iterdir())
     folders = [n for n in names if n.isdigit()]
     assert folders == [f"{k:04d}" for k in range(len(folders))]
-    assert [n for n in names if n not in folders] == ["campaign.jsonl"], names
+    assert [n for n in names if n not in folders] == ["campaign.jsonl", "campaign_state.json"], names
     for name in folders:
         assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
         assert isinstance(load_bug(out / name).meta.policy["seed"], int)
