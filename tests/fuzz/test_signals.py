@@ -97,7 +97,8 @@ def check_store(out: Path) -> None:
     names = sorted(p.name for p in out.iterdir())
     folders = [n for n in names if n.isdigit()]
     assert folders == [f"{k:04d}" for k in range(len(folders))]
-    assert [n for n in names if n not in folders] == ["campaign.jsonl", "campaign_state.json"], names
+    # the log, the seeds tested (fuzz/resume.py) and the coverage guide's state (generate/guide.py)
+    assert [n for n in names if n not in folders] == ["campaign.jsonl", "campaign_state.json", "guide_state.json"], names
     for name in folders:
         assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
         assert isinstance(load_bug(out / name).meta.policy["seed"], int)
