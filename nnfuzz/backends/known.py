@@ -32,6 +32,10 @@ KNOWN = [
           "(the ONNX spec allows it)"),
     Known("ort", r"data type is not supported with Scatter(ND|Elements) opset \d+ when reduction is",
           note="no CPU kernel for this scatter reduction x dtype (float16 add/mul, ScatterND float16 max/min)"),
+    Known("ort", r"element_type \d+ not implemented for ScatterND operator", op="ScatterND",
+          note="the CUDA ScatterND kernel does a reduction (add/mul/max/min) for a fixed list of element types "
+          "only (float types), though registered for all (ScatterNDImplReduction's type switch, "
+          "onnxruntime/core/providers/cuda/tensor/scatter_nd_impl.cu); seen with uint8, int8, int16, int32, int64, double"),
     Known("ort", r"Numpy_type \d+ can't be converted to MLDataType", kind="io", dtype="bfloat16",
           note="the ORT Python API cannot feed or fetch this numpy dtype"),
     Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",
@@ -45,6 +49,9 @@ KNOWN = [
     Known("tvm", r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
     Known("tvm", r"Unsupported input dtype: \w+", op="TopK",
           note="TVM's contrib sort/topk runtime kernel lacks the dtype (int16)"),
+    Known("inductor", r'"\w+_cuda" not implemented for \'\w+\'',
+          note="torch has no CUDA kernel for this op x dtype (AT_DISPATCH's words): integer addmm/baddbmm "
+          "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),
