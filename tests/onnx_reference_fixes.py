@@ -14,6 +14,7 @@ onnx gets it right:
 - GatherElements with a negative ``axis`` raises ValueError (it cuts shapes with the negative axis:
   "Except for dimension -1, all dimensions of index and self should be the same size"), and over 64
   entries along the axis raise ValueError in ``np.choose`` ("at most 64 array objects");
+- LayerNormalization refuses ``stash_type`` other than 1 (nnfuzz writes DOUBLE for float64);
 - OneHot with ``depth`` a rank-1 tensor of one element (the schema allows it) raises TypeError in
   ``np.arange(depth)``.
 """
@@ -27,6 +28,7 @@ from onnx.reference.ops.op_global_max_pool import GlobalMaxPool as _GlobalMaxPoo
 from onnx.reference.ops.op_conv_transpose import ConvTranspose as _ConvTranspose
 from onnx.reference.ops.op_erf import Erf as _OnnxErf
 from onnx.reference.ops.op_gather_elements import GatherElements as _OnnxGatherElements
+from onnx.reference.ops.op_layer_normalization import LayerNormalization as _OnnxLayerNormalization
 from onnx.reference.ops.op_one_hot import OneHot as _OnnxOneHot
 from onnx.reference.ops.op_softsign import Softsign as _OnnxSoftsign
 
@@ -171,5 +173,17 @@ class OneHot(_OnnxOneHot):
         return super()._run(indices, np.asarray(depth).reshape(()), values, axis=axis)
 
 
+class LayerNormalization(_OnnxLayerNormalization):
+    """Spec: ``stash_type`` is the type the mean and inverse standard deviation are computed in; the
+    original raises NotImplementedError for any but FLOAT. It computes in X's dtype, which for a float64 X
+    is what stash_type=DOUBLE asks (the only non-FLOAT stash nnfuzz writes)."""
+    op_domain = ""
+
+    def _run(self, X, Scale, B=None, axis=None, epsilon=None, stash_type=None):
+        if stash_type not in (None, 1) and not (stash_type == 11 and X.dtype == np.float64):
+            raise NotImplementedError(f"LayerNormalization stash_type={stash_type} on {X.dtype}")
+        return super()._run(X, Scale, B, axis=axis, epsilon=epsilon, stash_type=1)
+
+
 REFERENCE_FIXES = [Erf, Softsign, GlobalLpPool, LpNormalization, ReduceSumSquare, Resize, GlobalMaxPool, MaxPool,
-                   ConvTranspose, BatchNormalization, GatherElements, OneHot]
+                   ConvTranspose, BatchNormalization, GatherElements, OneHot, LayerNormalization]

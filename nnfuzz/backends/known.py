@@ -32,6 +32,10 @@ KNOWN = [
           "(the ONNX spec allows it)"),
     Known("ort", r"data type is not supported with Scatter(ND|Elements) opset \d+ when reduction is",
           note="no CPU kernel for this scatter reduction x dtype (float16 add/mul, ScatterND float16 max/min)"),
+    Known("ort", r"element_type \d+ not implemented for ScatterND operator", op="ScatterND",
+          note="the CUDA ScatterND kernel does a reduction (add/mul/max/min) for a fixed list of element types "
+          "only (float types), though registered for all (ScatterNDImplReduction's type switch, "
+          "onnxruntime/core/providers/cuda/tensor/scatter_nd_impl.cu); seen with uint8, int8, int16, int32, int64, double"),
     Known("ort", r"Numpy_type \d+ can't be converted to MLDataType", kind="io", dtype="bfloat16",
           note="the ORT Python API cannot feed or fetch this numpy dtype"),
     Known("ort", r"Unexpected input data type.*tensor\(bfloat16\)", kind="io", dtype="bfloat16",
@@ -47,6 +51,14 @@ KNOWN = [
           note="Relax's nn.group_norm / layer_norm / instance_norm legalize float32 and float16 only"),
     Known("tvm", r"Unsupported input dtype: \w+", op="TopK",
           note="TVM's contrib sort/topk runtime kernel lacks the dtype (int16)"),
+    Known("inductor", r'"\w+_cuda" not implemented for \'\w+\'',
+          note="torch has no CUDA kernel for this op x dtype (AT_DISPATCH's words): integer addmm/baddbmm "
+          "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
+    Known("tvm", r"TopK k must be a constant|TopK sorted must be 1 for Relax frontend|"
+          r"GroupNormalization currently only supports stash_type=1|for size is currently unsupported",
+          note="the Relax ONNX frontend refuses, in its own words, an attribute or input form it does not "
+          "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
+          "with computed sizes"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),

@@ -21,4 +21,5 @@ def _slice(op, x):
 
 @lowers(C.Gather)
 def _gather(op, x):
-    return torch.index_select(x, op.axis, torch.tensor(op.indices, dtype=torch.int64))
+    # on x's device: traced by dynamo, a CPU index next to a CUDA x is a device mismatch (inductor-gpu)
+    return torch.index_select(x, op.axis, torch.tensor(op.indices, dtype=torch.int64, device=x.device))

@@ -27,6 +27,13 @@ GROUP_NORM_PER_CHANNEL_SINCE = 21  # GroupNormalization-18 scales per group, tor
 STASH_DOUBLE = 11  # stash_type (TensorProto.DOUBLE): float64 statistics; the default 1 rounds them to float32
 
 
+def _stash(dt) -> int:
+    """stash_type for a normalization of ``dt``: float64 statistics for float64 (as torch computes them),
+    else float32. With the float32 default on a float64 LayerNormalization, ORT's CUDA kernel (T=double,
+    U=float) did what the model said and was 1e-6 off the float64 reference: a false alarm of ort-gpu."""
+    return STASH_DOUBLE if dt is DType.float64 else 1
+
+
 def normalize(g, x, axes, eps):
     """(x - mean) / sqrt(var + eps) over ``axes`` of ``x``, var biased, from ReduceMean."""
     shape = g.shape(x)
@@ -102,9 +109,8 @@ def _group_norm(op, g, x, w, b):
         return g.op("InstanceNormalization", v, ones, zeros, **attrs(g, "InstanceNormalization", epsilon=eps))
 
     def node():
-        stash = STASH_DOUBLE if dt is DType.float64 else 1
         return g.op("GroupNormalization", x, w, b,
-                    **attrs(g, "GroupNormalization", num_groups=groups, epsilon=eps, stash_type=stash))
+                    **attrs(g, "GroupNormalization", num_groups=groups, epsilon=eps, stash_type=_stash(dt)))
 
     options = {"GroupNormalization": node} if g.opset >= GROUP_NORM_PER_CHANNEL_SINCE else {}
     options["Reshape+InstanceNormalization"] = lambda: _group_norm_composed(op, g, x, w, b, by_instance_norm)
@@ -125,7 +131,7 @@ def _layer_norm(op, g, x, *params):
         if not op.affine and g.flip("bias", "zeros", "omitted"):
             b = g.const(np.zeros(normalized), dt, "zeros")
         return g.op("LayerNormalization", x, w, b, **attrs(g, "LayerNormalization", axis=g.axis(rank - k, rank),
-                                                             epsilon=float(op.eps), stash_type=1))
+                                                             epsilon=float(op.eps), stash_type=_stash(dt)))
 
     def composed(v):
         y = normalize(g, v, axes, op.eps)

@@ -10,9 +10,10 @@ def _batch_norm(op, x, w, b):
     # int(): while exporting, x.shape[1] is a traced value, and linspace over it would export its
     # constants as float64 (an ONNX BatchNormalization that ORT has no kernel for)
     c = int(x.shape[1])
-    # fixed, non-trivial running statistics (deterministic constants in the graph)
-    mean = torch.linspace(-0.5, 0.5, c, dtype=x.dtype)
-    var = torch.linspace(0.5, 2.0, c, dtype=x.dtype)
+    # fixed, non-trivial running statistics (deterministic constants in the graph), on x's device:
+    # traced by dynamo, CPU statistics next to a CUDA x are a device mismatch (inductor-gpu)
+    mean = torch.linspace(-0.5, 0.5, c, dtype=x.dtype, device=x.device)
+    var = torch.linspace(0.5, 2.0, c, dtype=x.dtype, device=x.device)
     return F.batch_norm(x, mean, var, w, b, training=False, eps=op.eps)
 
 

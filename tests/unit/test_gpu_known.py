@@ -1,0 +1,44 @@
+"""Systems' own 'no kernel' answers are known limitations; their crashes on valid models are not.
+
+The texts are err.log files of bug folders that the H100 campaigns saved (tests/cases/gpu-errors/, see
+docs/gpu-findings.md): classify() runs on them as the verdict does (no GPU needed).
+"""
+from pathlib import Path
+
+import pytest
+
+from nnfuzz.backends.known import classify
+
+CASES = Path(__file__).parents[1] / "cases" / "gpu-errors"
+
+
+@pytest.mark.parametrize("log,engine,op", [
+    ("ort-gpu-scatternd-mul-double.log", "ort", "ScatterND"),
+    ("ort-gpu-scatternd-uint8.log", "ort", "ScatterND"),
+    ("inductor-gpu-addmm-int.log", "inductor", None),
+    ("inductor-gpu-baddbmm-long.log", "inductor", None),
+    ("tvm-topk-k-computed.log", "tvm", None),
+    ("tvm-topk-unsorted.log", "tvm", None),
+    ("tvm-groupnorm-stash-double.log", "tvm", None),
+    ("tvm-resize-computed-sizes.log", "tvm", None),
+])
+def test_a_missing_cuda_kernel_is_unsupported(log, engine, op):
+    k = classify(engine, (CASES / log).read_text())
+    assert k is not None and k.kind == "unsupported" and k.op == op, log
+
+
+@pytest.mark.parametrize("log,engine", [
+    ("ort-gpu-gelu-invalid-argument.log", "ort"),   # a 1-element float16 Gelu(tanh): CUDA launch fails
+    ("ort-gpu-gelu-scalar.log", "ort"),             # a 0-d Gelu, valid ONNX, refused by the CUDA kernel
+    ("inductor-gpu-triton-passmanager.log", "inductor"),  # Triton fails to compile inductor's kernel
+    ("tvm-gpu-dlight-gemv-assert.log", "tvm"),  # dlight's GPU gemv rule asserts on a valid model
+    ("tvm-tile-shapeexpr.log", "tvm"),          # a statically known shape computed in the graph (as bugs/0007)
+])
+def test_a_crash_on_a_valid_model_stays_a_bug(log, engine):
+    assert classify(engine, (CASES / log).read_text()) is None, log
+
+
+def test_the_patterns_need_their_words():
+    """Not any 'not implemented': the ScatterND entry needs its op's name, the torch one a CUDA kernel's."""
+    assert classify("ort", "element_type 11 not implemented for ScatterElements operator.") is None
+    assert classify("inductor", "NotImplementedError: \"addmm_impl_cpu_\" not implemented for 'Half'") is None
