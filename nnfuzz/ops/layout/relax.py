@@ -51,22 +51,24 @@ def _tile(op, g, x):
     return R.tile(x, op.repeats)
 
 
+def _blocks_to_space(g, x, b, split, perm):
+    """A depth-to-space as reshape/permute/reshape: channels split as ``split(c // (b * b))`` (the block
+    dims' place in the channel axis is what tells the modes apart), ``perm`` brings them beside h and w."""
+    n, c, h, w = g.shape(x)
+    y = R.permute_dims(R.reshape(x, [n, *split(c // (b * b), b), h, w]), perm)
+    return R.reshape(y, [n, c // (b * b), h * b, w * b])
+
+
 @relax_lowers(L.DepthToSpace)
 def _depth_to_space(op, g, x):
     """torch's pixel_shuffle (CRD) as reshape/permute: TVM 0.27 cannot compile R.nn.pixel_shuffle (its
     legalization calls topi.nn.pixel_shuffle, which does not exist), and every graph with it would crash."""
-    n, c, h, w = g.shape(x)
-    b = op.blocksize
-    y = R.permute_dims(R.reshape(x, [n, c // (b * b), b, b, h, w]), [0, 1, 4, 2, 5, 3])
-    return R.reshape(y, [n, c // (b * b), h * b, w * b])
+    return _blocks_to_space(g, x, op.blocksize, lambda c, b: [c, b, b], [0, 1, 4, 2, 5, 3])
 
 
 @relax_lowers(L.DepthToSpaceDCR)
 def _depth_to_space_dcr(op, g, x):
-    n, c, h, w = g.shape(x)
-    b = op.blocksize
-    y = R.permute_dims(R.reshape(x, [n, b, b, c // (b * b), h, w]), [0, 3, 4, 1, 5, 2])
-    return R.reshape(y, [n, c // (b * b), h * b, w * b])
+    return _blocks_to_space(g, x, op.blocksize, lambda c, b: [b, b, c], [0, 3, 4, 1, 5, 2])
 
 
 @relax_lowers(L.SpaceToDepth)
