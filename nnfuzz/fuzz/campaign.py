@@ -200,11 +200,9 @@ class Campaign:
             return pool.run(pools.inline_source(self, threading.Lock()))
         from nnfuzz.fuzz.executors import make_producers
 
-        from nnfuzz.fuzz.producers import Producers
-
         producers = self.producers = self.producers or make_producers(self.cfg)
         try:
-            if isinstance(producers, Producers):  # (Ray's producer actors are not guided yet)
+            if isinstance(producers, _local_producers()):  # (Ray's producer actors are not guided yet)
                 producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left(), self.guide.state.to_json())
             else:
                 producers.go(self.cfg, [c.name for c in self.ops], self.rows, self.left())
@@ -309,6 +307,8 @@ class Campaign:
 
 
 def _local_producers():
+    """The class of producer processes on this machine (imported when needed: it pulls in torch), the
+    only producers the coverage guide talks to."""
     from nnfuzz.fuzz.producers import Producers
 
     return Producers
