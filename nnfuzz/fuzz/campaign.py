@@ -75,6 +75,7 @@ class Campaign:
         self._expected_of: Dict[int, object] = {}  # id(a lane's sandbox) -> that lane's expected-side sandbox
         self.lock = threading.RLock()    # counters, log, dedup index and bug store: lanes are threads (fuzz/pool.py)
         self.seeds_done: List[int] = []  # seeds this campaign consumed (fuzz/resume.py)
+        self.claimed = 0                 # tests lanes have taken on and not finished (see ``claim``)
         self._state_at = time.monotonic()
         self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
         self.expected_info = None        # the expected side's BackendInfo, when it is another system
@@ -212,6 +213,19 @@ class Campaign:
 
     def enough(self) -> bool:
         return bool(self.cfg.max_tests and self.counters.tests >= self.cfg.max_tests)
+
+    def claim(self) -> bool:
+        """A lane's right to take one more model: False while the tests done and under way already reach
+        max_tests (so several lanes never run past it). Give it back with ``release``."""
+        with self.lock:
+            if self.cfg.max_tests and self.counters.tests + self.claimed >= self.cfg.max_tests:
+                return False
+            self.claimed += 1
+            return True
+
+    def release(self) -> None:
+        with self.lock:
+            self.claimed -= 1
 
     # ---- one test -----------------------------------------------------------------------------
     def consume(self, sandbox, p: Produced, worker: Optional[str] = None) -> None:

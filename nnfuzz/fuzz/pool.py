@@ -14,6 +14,7 @@ With one lane, the lane runs in the main thread, as a campaign always did.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable, List, Optional
 
 from nnfuzz.fuzz.stopping import Stopped
@@ -137,18 +138,24 @@ class Pool:
         lane.wait_started()
         while c.left() > 0.05 and not c.enough() and self.error is None:
             c.stop.check()
-            lane.state = "waiting for a model"
-            try:
-                p = next_model()
-            except Exhausted:
-                return
-            if p is None:
+            if not c.claim():  # the other lanes' tests under way reach max_tests: wait for their verdicts
+                time.sleep(0.01)
                 continue
-            lane.state = f"testing seed {p.seed}"
             try:
-                c.consume(lane.sandbox, p, lane.name)
-            except LostTest as e:
-                c.lost(p, str(e))
+                lane.state = "waiting for a model"
+                try:
+                    p = next_model()
+                except Exhausted:
+                    return
+                if p is None:
+                    continue
+                lane.state = f"testing seed {p.seed}"
+                try:
+                    c.consume(lane.sandbox, p, lane.name)
+                except LostTest as e:
+                    c.lost(p, str(e))
+            finally:
+                c.release()
             lane.tests += 1
             if main:
                 self._tick()

@@ -88,7 +88,8 @@ def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole
     log = _log(out)
     assert log[0]["campaign"]["seed"] == summary["seed"] and isinstance(summary["seed"], int)
     assert f"seed {summary['seed']}: rerun with mgen.seed={summary['seed']}" in err
-    assert log[-1] == {"campaign_end": {"stopped": sig.name, "tests": summary["tests"], "lost": 0}}
+    assert log[-1]["campaign_end"] == {"stopped": sig.name, "tests": summary["tests"], "lost": 0}
+    assert 0 < log[-1]["t"] <= 120  # seconds into the campaign (every line says when it was written)
     assert sum("verdict" in r and r["verdict"] != "no-graph" for r in log) >= summary["tests"]
 
 
@@ -145,8 +146,10 @@ def test_the_command_line_leaves_the_seed_to_the_campaign_unless_given():
 def test_a_stop_signal_waits_for_a_safe_point_unless_repeated():
     from nnfuzz.fuzz.stopping import Stopped, StopRequest
 
+    before = signal.getsignal(signal.SIGTERM)  # (SIG_DFL, or what an earlier test's ray.init installed)
     stop = StopRequest()
     with stop.on_signals():
+        assert signal.getsignal(signal.SIGTERM) is not before
         os.kill(os.getpid(), signal.SIGTERM)  # Python runs the handler before the next line
         assert stop.name == "SIGTERM"         # asked for, not raised: this code may be mid-write
         with pytest.raises(Stopped, match="SIGTERM"):
@@ -156,7 +159,7 @@ def test_a_stop_signal_waits_for_a_safe_point_unless_repeated():
                 pass
         with pytest.raises(Stopped, match="SIGHUP"):
             os.kill(os.getpid(), signal.SIGHUP)  # a second signal: at once
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are given back
+    assert signal.getsignal(signal.SIGTERM) is before  # the handlers are given back
     stop = StopRequest()
     with stop.on_signals(), pytest.raises(Stopped, match="SIGINT"):
         with stop.interruptible():  # making a model: nothing to leave half-written

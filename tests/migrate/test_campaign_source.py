@@ -23,7 +23,13 @@ def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeyp
     log = [json.loads(x) for x in (out / "campaign.jsonl").read_text().splitlines()]
     tested = [r for r in log if "migration" in r]
     order = read_order(corpus)
-    assert [r["migration"]["folder"] for r in tested] == order[:len(tested)]  # priority order, from the top
+    # priority order, from the top: the n tested are the first n, and each lane took its tests in rank order
+    # (with two lanes, the log has them in the order they ended)
+    assert sorted(r["migration"]["folder"] for r in tested) == sorted(order[:len(tested)])
+    assert all(r["seed"] == order.index(r["migration"]["folder"]) for r in tested)
+    for lane in {r.get("worker") for r in tested}:
+        ranks = [r["seed"] for r in tested if r.get("worker") == lane]
+        assert ranks == sorted(ranks), (lane, ranks)
     assert any(r.get("verdict") == "pass" for r in tested)
     for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()):
         bug = load_bug(folder)
