@@ -33,5 +33,10 @@ class InternalError(NNFuzzError):
     """A bug in nnfuzz itself. Never swallowed."""
 
 
+class ModelBuildError(InternalError):
+    """nnfuzz's own code failed to build a model in the system's API inside the sandbox (a Relax module
+    from its GraphIR): a bug in nnfuzz, never the system's crash. The sandbox raises it in the parent."""
+
+
 class ExportError(NNFuzzError):
     """A model could not be turned into a file (ONNX export failed or timed out)."""

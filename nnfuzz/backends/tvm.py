@@ -111,8 +111,13 @@ class _TvmBackend(Backend):
         from nnfuzz.materialize.portable import relax_seed, unpack
         from nnfuzz.materialize.relax.build import bind_weights, build_relax
 
+        from nnfuzz.errors import ModelBuildError
+
         gir, weights = unpack(payload)
-        mod, _ = build_relax(gir, relax_seed(payload) or 0)
+        try:
+            mod, _ = build_relax(gir, relax_seed(payload) or 0)
+        except Exception as e:  # nnfuzz's side of the test: never reported as TVM's crash
+            raise ModelBuildError(f"building the Relax module failed: {type(e).__name__}: {e}") from e
         vm = relax.VirtualMachine(self.build(bind_weights(mod, weights)), self.device_handle())
         return vm, list(gir.inputs), list(gir.outputs)
 

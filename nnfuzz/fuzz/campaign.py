@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import nnfuzz
-from nnfuzz.errors import ConfigError, InternalError
+from nnfuzz.errors import ConfigError, InternalError, ModelBuildError
 from nnfuzz.fuzz.produce import Produced
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.status import Counters, JsonLog, Status
@@ -263,7 +263,12 @@ class Campaign:
                 return
         if self.left() <= 0:
             return
-        t = test(self, sandbox, p)
+        try:
+            t = test(self, sandbox, p)
+        except ModelBuildError as e:  # nnfuzz's own fault, shown and counted; the campaign goes on
+            with self.lock:
+                self._nnfuzz_error(rec, p.seed, str(e).splitlines()[0])
+            return
         verdict = t.verdict
         if verdict is None:
             with self.lock:

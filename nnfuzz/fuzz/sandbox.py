@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from nnfuzz.backends.base import BackendUnavailable
-from nnfuzz.errors import ConfigError, InternalError, NNFuzzError
+from nnfuzz.errors import ConfigError, InternalError, ModelBuildError, NNFuzzError
 from nnfuzz.fuzz.worker_handle import WorkerHandle, killpg
 
 POLL_S = 0.02            # how often the parent checks the worker's memory while waiting
@@ -313,6 +313,8 @@ class Sandbox:
                                      f"memory limit exceeded ({summary}; address-space limit {lim} MiB)",
                                      detail, seconds=seconds, exc_type=exc_type)
                 self._recycle_if_bloated(w)
+                if exc_type == "nnfuzz.errors.ModelBuildError":
+                    raise ModelBuildError(f"{summary}\n{detail}")
                 return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type)
             else:
                 raise InternalError(f"unexpected message from the worker: {kind!r}")

@@ -9,7 +9,8 @@ segfault, abort, exit (os._exit(3)), hang (sleep), spin (busy loop holding the G
 ``sleep`` child, write its pid to metadata ``pidfile``, then hang), daemonchild (the same child, then
 succeed), leak (allocate and touch 32 MiB
 chunks, slowly, up to metadata ``leak_mb``), hugealloc (one 64 GiB allocation), raise (RuntimeError),
-unsupported (an ORT-style NOT_IMPLEMENTED error), wrong (outputs + 1), nan (outputs all NaN),
+unsupported (an ORT-style NOT_IMPLEMENTED error), nnfuzzbuild (nnfuzz's own model building fails in the
+worker: ModelBuildError), wrong (outputs + 1), nan (outputs all NaN),
 unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed),
 killparent (SIGKILL the worker's parent: a Ray actor dies with its test in flight), rendezvous (wait until
 two workers compiled at once: each leaves its pid in the folder metadata ``meet``; alone for 60 s: raise).
@@ -33,6 +34,7 @@ FAULTS = {
     "childhang": "compile", "leak": "execute", "hugealloc": "compile", "raise": "compile",
     "unsupported": "compile", "wrong": "execute", "nan": "execute", "unpicklable": "execute",
     "print": "compile", "daemonchild": "compile", "killparent": "compile", "rendezvous": "compile",
+    "nnfuzzbuild": "compile",
 }
 EXECUTE_ONLY = {"wrong", "nan", "unpicklable"}
 UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
@@ -92,6 +94,10 @@ def _inject(fault: str, meta: dict) -> None:
         raise RuntimeError("injected failure")
     elif fault == "unsupported":
         raise RuntimeError(UNSUPPORTED_TEXT)
+    elif fault == "nnfuzzbuild":
+        from nnfuzz.errors import ModelBuildError
+
+        raise ModelBuildError("building the model failed: injected")
     elif fault == "killparent":
         os.kill(os.getppid(), 9)
         _hang()

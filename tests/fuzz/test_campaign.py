@@ -140,6 +140,13 @@ def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     assert counters.verdicts["inconsistency"] == 2 and counters.bugs_saved == 2
 
 
+def test_nnfuzz_failing_to_build_a_model_in_the_sandbox_is_its_own_error_not_a_crash(tmp_path):
+    counters, cc = _fault_campaign(tmp_path, "nnfuzzbuild", time_s=5.0, producers=0)
+    assert counters.tests == 0 and counters.bugs_saved == 0 and counters.nnfuzz_errors >= 2, counters
+    errors = [json.loads(x) for x in (cc.out / "campaign.jsonl").read_text().splitlines() if "nnfuzz-error" in x]
+    assert errors and "building the model failed: injected" in errors[0]["error"]
+
+
 def test_killing_the_campaign_leaves_no_half_written_bug_folder_and_no_process(tmp_path):
     out = tmp_path / "bugs"
     script = textwrap.dedent(f"""

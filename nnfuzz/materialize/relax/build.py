@@ -80,8 +80,8 @@ def build_relax(gir: GraphIR, seed: int):
         with bb.function(f"sub{k}", list(params.values()), private=True):
             env = dict(params)
             out = _body(bb, gir, fns, range(a, b), env, results, layout.dataflow[k])
-            bb.emit_func_output(out)
-        calls.append(((a, b), bb.get().get_global_var(f"sub{k}"), free, results))
+            gv = bb.emit_func_output(out)  # an earlier sub-function's, when this one is structurally equal
+        calls.append(((a, b), gv, free, results))
     params = {x: relax.Var(x, _tensor_type(gir.vars[x])) for x in gir.inputs + gir.weights}
     with bb.function("main", list(params.values())):
         env = dict(params)
