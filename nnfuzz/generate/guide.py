@@ -22,7 +22,6 @@ down-weight acts on op x dtype, the level the generator chooses before solving a
 from __future__ import annotations
 
 from collections import Counter
-from itertools import accumulate
 from typing import Dict, Iterable, List, Optional
 
 FLOOR = 0.1        # factor of a fully covered choice (a fully uncovered one has 1)
@@ -53,6 +52,7 @@ class GuideState:
         self.graphs = 0
         self.triggers: List[dict] = []   # {"bug", "op", "dtypes" (list or None), "bin", "signature", "from"}
         self.version = 0
+        self.trigger_version = 0         # grows when a trigger is added or replaced
         self._per_op: Dict[str, Dict[str, set]] = {}  # op -> {"rows", "bins", "in", "out"}: covered sets
         self.op_versions: Dict[str, int] = {}  # op -> changes of its covered sets (Guide recomputes only those)
 
@@ -82,6 +82,7 @@ class GuideState:
             return False
         self.triggers = [t for t in self.triggers if t["bug"] != trigger["bug"]] + [dict(trigger)]
         self.version += 1
+        self.trigger_version += 1
         return True
 
     def _index(self, kind: str, key: tuple) -> None:
@@ -149,72 +150,78 @@ def _tupled(x):
 
 
 class Guide:
-    """The weights a generator draws with, from a GuideState over an op set (recomputed when the state
-    changes). A producer keeps one for its life; a generator without one draws unguided."""
+    """The weights a generator draws with, from a GuideState over an op set. A producer keeps one for its
+    life; a generator without one draws unguided.
+
+    A draw is a draw from the pool's own weights, accepted with the drawn op's factor (at most 1):
+    the accepted op follows weight x factor exactly, and only the drawn candidates' factors are computed
+    (each cached until its op's coverage, its decay step or the triggers change), so the coverage a graph
+    adds costs nothing until an op it touched is drawn again."""
+
+    MAX_TRIES = 64  # rejections before a draw falls back to one cumulative sum over the whole pool
+    REBOUND = 256   # draws from a pool between two computations of its factors' bound
 
     def __init__(self, state: Optional[GuideState] = None):
         self.state = state or GuideState()
-        self._version = None
-        self._ops_key = None   # the op set the factors are for, and the list it was last given as
-        self._ops_ref = None
-        self._op_factor: Dict[type, float] = {}
-        self._seen: Dict[type, int] = {}        # op -> the op version its factor was computed at
-        self._triggers_seen = 0
+        self._factor: Dict[type, tuple] = {}     # op -> (stamp, factor): see ``factor``
+        self._bound_at: Optional[list] = None    # [ops, trigger version, draws left, bound]: see ``_bound``
         self._draws: Counter = Counter()         # op -> times this guide drew it (PATIENCE)
-        self._dirty = False                      # some op's factor must be recomputed
-        self._cum: Dict[int, tuple] = {}         # id(pool) -> (pool, cumulative weights x factors), per version
         self._rows: Dict[type, List[tuple]] = {}  # op -> its usable rows' keys
         self._row_keys: Dict[type, Dict[tuple, tuple]] = {}
 
-    def op_factors(self, ops: List[type], rows_of) -> Dict[type, float]:
-        """Each op's factor: FLOOR + (1 - FLOOR) x novelty, times its rows' mean bug factor. Novelty:
+    def factor(self, cls, n_ops: int, rows_of) -> float:
+        """``cls``'s factor: FLOOR + (1 - FLOOR) x novelty, times its rows' mean bug factor. Novelty:
         0.6 if some usable dtype row is uncovered, + 0.2 x 1/(1 + shape bins seen), + 0.2 x the share of
-        edges into and out of it (among ``len(ops)`` ops) not covered; novelty is divided by 1 + k after
+        edges into and out of it (among ``n_ops`` ops) not covered; novelty is divided by 1 + k after
         this guide drew the op k x PATIENCE times per row (a row the generator cannot reach, or an op that
         rarely fits, must not keep pulling: drawn often, the weights return to mgen.op_weights, and the
-        cost of guidance with them). ``rows_of(cls)``: its usable row
-        indices. Recomputed only for the ops whose coverage changed (or all, when a trigger came)."""
+        cost of guidance with them). ``rows_of(cls)``: its usable row indices."""
         st = self.state
-        if self._version == st.version and self._ops_ref is ops and not self._dirty:
-            return self._op_factor
-        self._dirty, self._cum = False, {}
-        if self._ops_ref is not ops:
-            if self._ops_key != tuple(ops):
-                self._version = None
-            self._ops_ref, self._ops_key = ops, tuple(ops)
-        if self._triggers_seen != len(st.triggers) or self._version is None:
-            self._op_factor, self._seen = {}, {}
-        self._version, self._triggers_seen = st.version, len(st.triggers)
-        n = max(1, len(ops))
-        for cls in ops:
-            v = st.op_versions.get(cls.name, 0)
-            if self._seen.get(cls) == v and cls in self._op_factor:
-                continue
-            self._seen[cls] = v
-            cov = st.covered(cls.name)
-            rows = self._rows.get(cls)
-            if rows is None:
-                rows = self._rows[cls] = [self.row_key(cls, k) for k in rows_of(cls)]
-            dt = 0.6 if any(r not in cov["rows"] for r in rows) else 0.0
-            sh = 0.2 / (1 + len(cov["bins"]))
-            ed = 0.2 * max(0.0, 1 - (len(cov["in"]) + len(cov["out"])) / (2 * n))
-            decay = 1 / (1 + self._draws[cls] // (PATIENCE * max(1, len(rows))))
-            bug = sum(self.bug_factor(cls.name, r) for r in rows) / len(rows) if rows and st.triggers else 1.0
-            self._op_factor[cls] = max(MIN_FACTOR, (FLOOR + (1 - FLOOR) * (dt + sh + ed) * decay) * bug)
-        return self._op_factor
+        rows = self._rows.get(cls)
+        if rows is None:
+            rows = self._rows[cls] = [self.row_key(cls, k) for k in rows_of(cls)]
+        step = self._draws[cls] // (PATIENCE * max(1, len(rows)))
+        stamp = (st.op_versions.get(cls.name, 0), step, st.trigger_version, n_ops)
+        hit = self._factor.get(cls)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        cov = st.covered(cls.name)
+        dt = 0.6 if any(r not in cov["rows"] for r in rows) else 0.0
+        sh = 0.2 / (1 + len(cov["bins"]))
+        ed = 0.2 * max(0.0, 1 - (len(cov["in"]) + len(cov["out"])) / (2 * max(1, n_ops)))
+        bug = sum(self.bug_factor(cls.name, r) for r in rows) / len(rows) if rows and st.triggers else 1.0
+        f = max(MIN_FACTOR, (FLOOR + (1 - FLOOR) * (dt + sh + ed) / (1 + step)) * bug)
+        self._factor[cls] = (stamp, f)
+        return f
+
+    def op_factors(self, ops: List[type], rows_of) -> Dict[type, float]:
+        """Every op's factor (``factor``), as a table."""
+        return {cls: self.factor(cls, len(ops), rows_of) for cls in ops}
 
     def draw(self, rng, pool, ops: List[type], rows_of):
         """An op class from ``pool`` (ops, weights, cumulative weights), by weight x factor."""
-        f = self.op_factors(ops, rows_of)
-        cum = self._cum.get(id(pool))
-        if cum is None or cum[0] is not pool:
-            cum = self._cum[id(pool)] = (pool, list(accumulate(w * f[c] for c, w in zip(pool[0], pool[1]))))
-        cls = rng.choices(pool[0], cum_weights=cum[1])[0]
-        n = self._draws[cls] = self._draws[cls] + 1
-        if n % (PATIENCE * max(1, len(self._rows.get(cls, ())))) == 0:  # its novelty decays one step
-            self._seen.pop(cls, None)
-            self._dirty = True
+        n = len(ops)
+        cands, weights, cum = pool
+        bound = self._bound(ops, rows_of)
+        for _ in range(self.MAX_TRIES):
+            cls = rng.choices(cands, cum_weights=cum)[0]
+            if rng.random() * bound < self.factor(cls, n, rows_of):
+                break
+        else:  # every candidate drawn had a small factor: one exact draw over the pool
+            cls = rng.choices(cands, weights=[w * self.factor(c, n, rows_of) for c, w in zip(cands, weights)])[0]
+        self._draws[cls] += 1
         return cls
+
+    def _bound(self, ops: List[type], rows_of) -> float:
+        """An upper bound of every op's factor. Coverage only grows and decay steps only rise, so a
+        factor never grows but when a trigger is replaced: a bound stays valid until then, and is
+        tightened every REBOUND draws (a loose one only costs rejected candidates)."""
+        hit = self._bound_at
+        if hit is None or (hit[0] is not ops and hit[0] != ops) or hit[1] != self.state.trigger_version or hit[2] <= 0:
+            bound = max(self.factor(c, len(ops), rows_of) for c in ops)
+            hit = self._bound_at = [ops, self.state.trigger_version, self.REBOUND, bound]
+        hit[2] -= 1
+        return hit[3]
 
     def row_key(self, cls, k: int) -> tuple:
         """The op x dtype key part of ``cls``'s dtype row ``k`` (its input dtypes' names)."""
