@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 
 def run(cfg, positional, overrides) -> int:
+    from nnfuzz.commands.store_arg import one_store
     from nnfuzz.triage.dedup import write_index
 
-    paths = [a for a in positional if not a.startswith("--")]
-    if len(paths) != 1 or len(paths) != len(positional) or overrides:
-        print(f"usage: nnfuzz dedup <bug store, e.g. bugs/>; got {positional + list(overrides)}", file=sys.stderr)
-        return 2
-    root = Path(paths[0])
-    if not root.is_dir():
-        print(f"nnfuzz dedup: {root} is not a folder; pass a bug store such as bugs/", file=sys.stderr)
+    root = one_store("dedup", list(positional) + list(overrides), "usage: nnfuzz dedup <bug store, e.g. bugs/>")
+    if root is None:
         return 2
     index = write_index(root)
     if not index["bugs"] and not index["unreadable"]:

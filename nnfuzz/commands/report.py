@@ -17,6 +17,7 @@ USAGE = "usage: nnfuzz report <bug store, e.g. bugs/> [-o report.html] [--no-sta
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.report.page import render
     from nnfuzz.report.store import LOG, gather
+    from nnfuzz.commands.store_arg import one_store
     from nnfuzz.triage.folder import atomic_write_text
 
     args, paths, out, stats = list(positional), [], None, True
@@ -36,12 +37,8 @@ def run(cfg, positional, overrides) -> int:
             return 2
         else:
             paths.append(a)
-    if len(paths) != 1 or overrides:
-        print(f"nnfuzz report: expected one bug store, got {paths + list(overrides)}\n{USAGE}", file=sys.stderr)
-        return 2
-    root = Path(paths[0])
-    if not root.is_dir():
-        print(f"nnfuzz report: {root} is not a folder; pass a bug store such as bugs/", file=sys.stderr)
+    root = one_store("report", paths + list(overrides), USAGE)
+    if root is None:
         return 2
     data = gather(root, with_stats=stats)
     if not data.bugs and not data.has_log and not data.skipped:
