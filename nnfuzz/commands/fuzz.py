@@ -137,6 +137,7 @@ def run(cfg) -> int:
         "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "formats": dict(counters.formats), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
+        "slow": counters.slow,
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),

@@ -3,6 +3,7 @@ re-run and save: fuzz/saving.py), each with its own counters, under one hard tim
 only orchestrates them."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -20,6 +21,8 @@ from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.onnx.spec import ExportSpec
 from nnfuzz.triage.bugstore import BugStore
 from nnfuzz.triage.dedup import Deduper
+
+SLOW_PATIENCE = 3.0  # a timeout is confirmed with this many times fuzz.test_timeout
 
 
 def _default_search():
@@ -75,6 +78,7 @@ class Campaign:
         self._expected_of: Dict[int, object] = {}  # id(a lane's sandbox) -> that lane's expected-side sandbox
         self.lock = threading.RLock()    # counters, log, dedup index and bug store: lanes are threads (fuzz/pool.py)
         self.seeds_done: List[int] = []  # seeds this campaign consumed (fuzz/resume.py)
+        self._patience = threading.local()  # a lane confirming a timeout waits longer (``patience``)
         self.claimed = 0                 # tests lanes have taken on and not finished (see ``claim``)
         self._state_at = time.monotonic()
         self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
@@ -104,8 +108,35 @@ class Campaign:
         return self.deadline - time.monotonic()
 
     def run_timeout(self) -> float:
-        """The timeout of one sandbox run: fuzz.test_timeout, cut to the campaign's time left."""
-        return max(0.05, min(self.cfg.test_timeout, self.left()))
+        """The timeout of one sandbox run: ``full_timeout``, cut to the campaign's time left."""
+        return max(0.05, min(self.full_timeout(), self.left()))
+
+    def full_timeout(self) -> float:
+        """fuzz.test_timeout, times SLOW_PATIENCE while this thread confirms a timeout (``patience``)."""
+        return self.cfg.test_timeout * getattr(self._patience, "scale", 1.0)
+
+    @contextlib.contextmanager
+    def patience(self, scale: float):
+        self._patience.scale = scale
+        try:
+            yield
+        finally:
+            self._patience.scale = 1.0
+
+    def _confirm_timeout(self, sandbox, p: Produced, t):
+        """A timeout is tested again with SLOW_PATIENCE times the time: a run that ends then was slow (a
+        loaded machine, a long compile), not hung, and the test takes that run's verdict."""
+        from nnfuzz.fuzz.trial import test
+
+        with self.patience(SLOW_PATIENCE):
+            again = test(self, sandbox, p, t.reference)
+        if again.verdict is None or again.verdict.label == "timeout":
+            return t
+        with self.lock:
+            self.counters.slow += 1
+        self.status.note(f"seed {p.seed}: a timeout ran to the end given {SLOW_PATIENCE:g}x the time "
+                         f"(slow, not hung): {again.verdict.label}")
+        return again
 
     def pair_lanes(self, lanes) -> None:
         """Which expected-side sandbox goes with which lane's sandbox (fuzz/pool.py)."""
@@ -269,6 +300,8 @@ class Campaign:
             with self.lock:
                 self._nnfuzz_error(rec, p.seed, str(e).splitlines()[0])
             return
+        if t.verdict is not None and t.verdict.label == "timeout" and self.cfg.rerun and self.left() > 0:
+            t = self._confirm_timeout(sandbox, p, t)
         verdict = t.verdict
         if verdict is None:
             with self.lock:

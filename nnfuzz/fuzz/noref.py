@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _run(c: "Campaign", sandbox, model_bytes: bytes, inputs):
     timeout = c.run_timeout()
     res = sandbox.run(model_bytes, inputs, timeout=timeout)
-    if res.status == "timeout" and timeout < c.cfg.test_timeout:
+    if res.status == "timeout" and timeout < c.full_timeout():
         return None  # cut short by the campaign's own time bound
     for k, v in res.seconds.items():
         c.counters.seconds[k] += v

@@ -23,7 +23,7 @@ def confirm_and_save(c: "Campaign", sandbox, p: "Produced", t: "Tested", rec: di
     from nnfuzz.fuzz.trial import test
 
     flaky = False
-    if c.cfg.rerun and c.left() > 0:
+    if c.cfg.rerun and c.left() > 0 and t.verdict.label != "timeout":  # (a timeout was confirmed already)
         again = test(c, sandbox, p, t.reference)
         flaky = again.verdict is not None and again.verdict.label != t.verdict.label
     meta = bug_meta(c, sandbox, p, t, rec, flaky)

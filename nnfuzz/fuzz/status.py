@@ -26,6 +26,7 @@ class Counters:
     unique_bugs: int = 0       # distinct signatures in the bug store (triage/dedup.py), earlier campaigns included
     new_unique: int = 0        # bugs of this campaign whose signature was new
     flaky: int = 0
+    slow: int = 0              # timeouts that ran to the end given SLOW_PATIENCE x the time: not hangs, not bugs
     reduced: int = 0           # bugs the background reducer shrank (fuzz.reduce)
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     undefined_values: int = 0  # models whose values break an op's domain (an integer division by zero): not run

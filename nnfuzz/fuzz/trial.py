@@ -33,7 +33,7 @@ def run_on(c: "Campaign", sandbox, p: "Produced"):
     """Run ``p`` on ``sandbox``; None when the campaign's own time bound cut it short."""
     timeout = c.run_timeout()
     res = sandbox.run(p.payload(sandbox.format_for(p)), p.oracle.input, timeout=timeout)
-    if res.status == "timeout" and timeout < c.cfg.test_timeout:
+    if res.status == "timeout" and timeout < c.full_timeout():
         return None  # cut short by the campaign's own time bound: not tested, not a timeout
     for k, v in res.seconds.items():
         c.add_seconds(k, v)

@@ -10,7 +10,7 @@ segfault, abort, exit (os._exit(3)), hang (sleep), spin (busy loop holding the G
 succeed), leak (allocate and touch 32 MiB
 chunks, slowly, up to metadata ``leak_mb``), hugealloc (one 64 GiB allocation), raise (RuntimeError),
 unsupported (an ORT-style NOT_IMPLEMENTED error), nnfuzzbuild (nnfuzz's own model building fails in the
-worker: ModelBuildError), wrong (outputs + 1), nan (outputs all NaN),
+worker: ModelBuildError), slow (sleep metadata ``slow_s`` seconds, default 2, then succeed), wrong (outputs + 1), nan (outputs all NaN),
 unpicklable (an output that cannot be sent back), print (write to stdout and stderr, then succeed),
 killparent (SIGKILL the worker's parent: a Ray actor dies with its test in flight), rendezvous (wait until
 two workers compiled at once: each leaves its pid in the folder metadata ``meet``; alone for 60 s: raise).
@@ -34,7 +34,7 @@ FAULTS = {
     "childhang": "compile", "leak": "execute", "hugealloc": "compile", "raise": "compile",
     "unsupported": "compile", "wrong": "execute", "nan": "execute", "unpicklable": "execute",
     "print": "compile", "daemonchild": "compile", "killparent": "compile", "rendezvous": "compile",
-    "nnfuzzbuild": "compile",
+    "nnfuzzbuild": "compile", "slow": "compile",
 }
 EXECUTE_ONLY = {"wrong", "nan", "unpicklable"}
 UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
@@ -94,6 +94,8 @@ def _inject(fault: str, meta: dict) -> None:
         raise RuntimeError("injected failure")
     elif fault == "unsupported":
         raise RuntimeError(UNSUPPORTED_TEXT)
+    elif fault == "slow":
+        time.sleep(float(meta.get("slow_s", 2.0)))
     elif fault == "nnfuzzbuild":
         from nnfuzz.errors import ModelBuildError
 

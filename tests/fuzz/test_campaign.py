@@ -140,6 +140,16 @@ def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     assert counters.verdicts["inconsistency"] == 2 and counters.bugs_saved == 2
 
 
+def test_a_timeout_that_ends_given_more_time_is_slow_not_a_bug(tmp_path):
+    """A run past fuzz.test_timeout is tried again with SLOW_PATIENCE times the time: a compile that ends
+    then (a loaded machine, a long compile) takes that run's verdict; a hang stays a timeout."""
+    counters, cc = _fault_campaign(tmp_path, "slow", time_s=60.0, max_tests=2, test_timeout=1.0)
+    assert counters.verdicts == {"pass": 2} and counters.slow == 2 and counters.bugs_saved == 0, counters
+    counters, cc = _fault_campaign(tmp_path / "hang", "hang", time_s=60.0, max_tests=1, test_timeout=1.0)
+    assert counters.verdicts == {"timeout": 1} and counters.slow == 0 and counters.bugs_saved == 1, counters
+    assert load_bug(cc.out / "0000").meta.flaky is False
+
+
 def test_nnfuzz_failing_to_build_a_model_in_the_sandbox_is_its_own_error_not_a_crash(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "nnfuzzbuild", time_s=5.0, producers=0)
     assert counters.tests == 0 and counters.bugs_saved == 0 and counters.nnfuzz_errors >= 2, counters
