@@ -55,10 +55,11 @@ KNOWN = [
           note="torch has no CUDA kernel for this op x dtype (AT_DISPATCH's words): integer addmm/baddbmm "
           "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
     Known("tvm", r"TopK k must be a constant|TopK sorted must be 1 for Relax frontend|"
-          r"GroupNormalization currently only supports stash_type=1|for size is currently unsupported",
+          r"GroupNormalization currently only supports stash_type=1|for size is currently unsupported|"
+          r"Dynamic Split not yet supported",
           note="the Relax ONNX frontend refuses, in its own words, an attribute or input form it does not "
           "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
-          "with computed sizes"),
+          "with computed sizes, Split with computed split sizes"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),

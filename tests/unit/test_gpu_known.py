@@ -21,6 +21,7 @@ CASES = Path(__file__).parents[1] / "cases" / "gpu-errors"
     ("tvm-topk-unsorted.log", "tvm", None),
     ("tvm-groupnorm-stash-double.log", "tvm", None),
     ("tvm-resize-computed-sizes.log", "tvm", None),
+    ("../cpu-errors/tvm-split-computed.log", "tvm", None),  # a tvm-cpu campaign's (issue 16's disruptive run)
 ])
 def test_a_missing_cuda_kernel_is_unsupported(log, engine, op):
     k = classify(engine, (CASES / log).read_text())
