@@ -56,10 +56,12 @@ KNOWN = [
           "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
     Known("tvm", r"TopK k must be a constant|TopK sorted must be 1 for Relax frontend|"
           r"GroupNormalization currently only supports stash_type=1|for size is currently unsupported|"
-          r"Dynamic Split not yet supported",
+          r"Dynamic Split not yet supported|Only constant axes currently supported|"
+          r"Slice with dynamic parameters does not support ShapeExpr input|Unsupported coordinate_transformation_mode",
           note="the Relax ONNX frontend refuses, in its own words, an attribute or input form it does not "
           "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
-          "with computed sizes, Split with computed split sizes"),
+          "with computed sizes or an opset-19 coordinate mode (half_pixel_symmetric), Split with computed "
+          "split sizes, a reduction with computed axes, Slice of a shape with computed bounds"),
     Known("openvino", r"No conversion rule found for operations", note="OpenVINO's ONNX frontend lacks the op"),
     Known("openvino", r"Unsupported input type [a-z]+\d*", note="OpenVINO's ONNX frontend does not take this dtype "
           "for the op"),

@@ -1,7 +1,9 @@
-"""Systems' own 'no kernel' answers are known limitations; their crashes on valid models are not.
+"""Systems' own 'no kernel' or 'not implemented' answers are known limitations; their crashes on valid
+models are not.
 
 The texts are err.log files of bug folders that the H100 campaigns saved (tests/cases/gpu-errors/, see
-docs/gpu-findings.md): classify() runs on them as the verdict does (no GPU needed).
+docs/gpu-findings.md) and CPU campaigns saved (tests/cases/cpu-errors/): classify() runs on them as the
+verdict does (no GPU needed).
 """
 from pathlib import Path
 
@@ -21,7 +23,11 @@ CASES = Path(__file__).parents[1] / "cases" / "gpu-errors"
     ("tvm-topk-unsorted.log", "tvm", None),
     ("tvm-groupnorm-stash-double.log", "tvm", None),
     ("tvm-resize-computed-sizes.log", "tvm", None),
-    ("../cpu-errors/tvm-split-computed.log", "tvm", None),  # a tvm-cpu campaign's (issue 16's disruptive run)
+    # tvm-cpu campaigns' (issue 16's 15-minute runs)
+    ("../cpu-errors/tvm-split-computed.log", "tvm", None),
+    ("../cpu-errors/tvm-constant-axes.log", "tvm", None),
+    ("../cpu-errors/tvm-slice-dynamic-shapeexpr.log", "tvm", None),
+    ("../cpu-errors/tvm-resize-half-pixel-symmetric.log", "tvm", None),
 ])
 def test_a_missing_cuda_kernel_is_unsupported(log, engine, op):
     k = classify(engine, (CASES / log).read_text())
