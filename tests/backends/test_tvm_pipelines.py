@@ -37,3 +37,20 @@ def test_both_pipelines_compute_the_model(pipeline):
     x = np.array([-1, 0, 1, 2], np.float32)
     out = b.run(b.compile(_model().SerializeToString()), {"x": x})
     np.testing.assert_array_equal(out["y"], np.maximum(x + x, 0))
+
+
+def test_an_output_computed_from_shapes_comes_back_as_its_values():
+    """The frontend folds a tensor computed from shapes into a shape or PrimValue; the backend returns
+    it as the array the model declares (a metamorphic run once crashed in nnfuzz on such an output)."""
+    i64, f = TensorProto.INT64, TensorProto.FLOAT
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i"], ["d"], axis=0),
+             helper.make_node("Mul", ["d", "k"], ["y"]),
+             helper.make_node("Identity", ["x"], ["x2"])]
+    outs = [helper.make_tensor_value_info("y", i64, []), helper.make_tensor_value_info("x2", f, [3, 5])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", f, [3, 5])], outs,
+                          initializer=[helper.make_tensor("i", i64, [], [1]), helper.make_tensor("k", i64, [], [4])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    b = get_backend("tvm-cpu")
+    out = b.run(b.compile(model.SerializeToString()), {"x": np.zeros((3, 5), np.float32)})
+    assert out["y"].dtype == np.int64 and out["y"].tolist() == 20, out
