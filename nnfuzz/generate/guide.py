@@ -9,7 +9,7 @@ the same graph. The coverage keys are the ones ``nnfuzz stats`` counts (nnfuzz/s
 ``dtype_key``, ``shape_bin``, ``pairs``), computed from the finished graph, so what guidance aims at is
 exactly what the stats measure.
 
-Where the generator consults it: the op draw (``op_factor``: an op with an uncovered dtype row, few
+Where the generator consults it: the op draw (``Guide.factor``: an op with an uncovered dtype row, few
 shape bins seen or uncovered edges weighs more), the dtype row of a forward insertion and of the
 graph's first placeholder (``row_factor``: uncovered rows first), and the existing tensor a forward
 insertion consumes (``edge_factor``: a producer whose edge into the op is uncovered first). Backward
@@ -44,8 +44,9 @@ def graph_coverage(gir) -> Dict[str, Counter]:
 
 
 class GuideState:
-    """Coverage counts per kind, the graphs they came from, and known bugs' triggers. ``version`` grows
-    on every change that can move a weight, so a Guide recomputes its per-op factors only then."""
+    """Coverage counts per kind, the graphs they came from, and known bugs' triggers. ``op_versions``
+    and ``trigger_version`` grow on every change that can move a weight, so a Guide recomputes an op's
+    factor only then (``version`` grows on any change)."""
 
     def __init__(self):
         self.counts: Dict[str, Counter] = {k: Counter() for k in KINDS}
