@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from report_helpers import imports_of
 
 from nnfuzz.cli import main
 from nnfuzz.generate import GenPolicy, generate_graph
@@ -52,7 +53,7 @@ def test_standalone_script_reproduces_without_nnfuzz(tmp_path):
     assert main(["repro", str(bug), "--script"]) == 0
     script = bug / "repro_ort-cpu.py"
     text = script.read_text()
-    assert _imports(text) <= ALLOWED_IMPORTS, "the script must import only numpy, onnx and the system"
+    assert imports_of(text) <= ALLOWED_IMPORTS, "the script must import only numpy, onnx and the system"
     shutil.copy(script, tmp_path / "alone.py")
     r = subprocess.run([sys.executable, str(tmp_path / "alone.py")], capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
@@ -161,18 +162,6 @@ def test_a_folder_saved_unlocalized_reproduces(tmp_path, monkeypatch):
 ALLOWED_IMPORTS = {"base64", "ml_dtypes", "numpy", "onnx", "onnxruntime", "tvm", "openvino"}
 
 
-def _imports(text):
-    import ast
-
-    found = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            found.add(node.module.split(".")[0])
-    return found
-
-
 def test_script_of_a_small_model_is_readable_and_report_uses_the_tracker_template(tmp_path, capsys):
     """A reduced-size model is written as onnx.helper calls with literal inputs (no base64 blob), the script
     imports only numpy, onnx and the system, reproduces on its own, and report.md follows ORT's form."""
@@ -181,7 +170,7 @@ def test_script_of_a_small_model_is_readable_and_report_uses_the_tracker_templat
     text = (bug / "repro_ort-cpu.py").read_text()
     assert "helper.make_node('" in text and "MODEL = base64" not in text and "'x': np.array([" not in text.lower()
     assert "INPUTS = {\n    '" in text and "np.array([" in text
-    assert _imports(text) <= ALLOWED_IMPORTS, _imports(text)
+    assert imports_of(text) <= ALLOWED_IMPORTS, imports_of(text)
     r = subprocess.run([sys.executable, "-I", "-c", text], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode != 0 and "AssertionError" in r.stderr  # the recorded disagreement shows
     report = (bug / "report.md").read_text()
