@@ -108,10 +108,9 @@ class _TvmBackend(Backend):
         """A GraphIR payload built as a Relax module (layout from its seed), weights bound, compiled."""
         from tvm import relax
 
+        from nnfuzz.errors import ModelBuildError
         from nnfuzz.materialize.portable import relax_seed, unpack
         from nnfuzz.materialize.relax.build import bind_weights, build_relax
-
-        from nnfuzz.errors import ModelBuildError
 
         gir, weights = unpack(payload)
         try:

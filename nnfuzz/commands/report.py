@@ -15,9 +15,9 @@ USAGE = "usage: nnfuzz report <bug store, e.g. bugs/> [-o report.html] [--no-sta
 
 
 def run(cfg, positional, overrides) -> int:
+    from nnfuzz.commands.store_arg import one_store
     from nnfuzz.report.page import render
     from nnfuzz.report.store import LOG, gather
-    from nnfuzz.commands.store_arg import one_store
     from nnfuzz.triage.folder import atomic_write_text
 
     args, paths, out, stats = list(positional), [], None, True

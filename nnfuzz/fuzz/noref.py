@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nnfuzz.fuzz.trial import Tested, run_on
+from nnfuzz.fuzz.trial import Tested, run_bytes, run_on
 from nnfuzz.materialize.model import ReferenceData
 from nnfuzz.triage.judging import judge_invalid, judge_rewrite
 from nnfuzz.verdict import Symptom
@@ -15,16 +15,6 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 
-def _run(c: "Campaign", sandbox, model_bytes: bytes, inputs):
-    timeout = c.run_timeout()
-    res = sandbox.run(model_bytes, inputs, timeout=timeout)
-    if res.status == "timeout" and timeout < c.full_timeout():
-        return None  # cut short by the campaign's own time bound
-    for k, v in res.seconds.items():
-        c.counters.seconds[k] += v
-    return res
-
-
 def test_rewrite(c: "Campaign", sandbox, p: "Produced") -> Tested:
     """Run the model and its rewrite on ``sandbox``; the original's outputs are the expected ones."""
     res = run_on(c, sandbox, p)
@@ -32,7 +22,7 @@ def test_rewrite(c: "Campaign", sandbox, p: "Produced") -> Tested:
         return Tested(None)
     again = None
     if res.status == "ok":  # a failing original is judged alone
-        again = _run(c, sandbox, p.rewrite_bytes, p.oracle.input)
+        again = run_bytes(c, sandbox, p.rewrite_bytes, p.oracle.input)
         if again is None:
             return Tested(None, res)
     aliases = p.rewrite.get("aliases", {})

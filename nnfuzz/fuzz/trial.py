@@ -31,10 +31,16 @@ class Tested:
 
 def run_on(c: "Campaign", sandbox, p: "Produced"):
     """Run ``p`` on ``sandbox``; None when the campaign's own time bound cut it short."""
+    return run_bytes(c, sandbox, p.payload(sandbox.format_for(p)), p.oracle.input)
+
+
+def run_bytes(c: "Campaign", sandbox, model_bytes: bytes, inputs):
+    """Run a model's bytes on ``sandbox`` within the campaign's timeout; None when the campaign's own
+    time bound cut it short (not tested, not a timeout). Its seconds go to the campaign's phases."""
     timeout = c.run_timeout()
-    res = sandbox.run(p.payload(sandbox.format_for(p)), p.oracle.input, timeout=timeout)
+    res = sandbox.run(model_bytes, inputs, timeout=timeout)
     if res.status == "timeout" and timeout < c.full_timeout():
-        return None  # cut short by the campaign's own time bound: not tested, not a timeout
+        return None
     for k, v in res.seconds.items():
         c.add_seconds(k, v)
     return res

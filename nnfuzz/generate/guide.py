@@ -160,7 +160,7 @@ class Guide:
     adds costs nothing until an op it touched is drawn again."""
 
     MAX_TRIES = 64  # rejections before a draw falls back to one cumulative sum over the whole pool
-    REBOUND = 256   # draws from a pool between two computations of its factors' bound
+    REBOUND = 256   # draws between two computations of the factors' bound (``_bound``)
 
     def __init__(self, state: Optional[GuideState] = None):
         self.state = state or GuideState()
