@@ -53,7 +53,7 @@ def triggers_of(folder: Path, signature: Optional[str], how: str) -> List[dict]:
     of at most SMALL_REDUCED nodes (reduced), each node; [] when unknown (a crash in a large graph)."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.stats.corpus import from_gir
-    from nnfuzz.stats.metrics import shape_bin
+    from nnfuzz.stats.coverage import shape_bin
     from nnfuzz.triage.meta import read_meta
 
     gir_file = folder / "gir.json"

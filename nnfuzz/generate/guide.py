@@ -5,8 +5,8 @@ that bias each insertion toward what that state has not covered yet.
 Why weights and not a search: a draw is still a draw from the same op pools with the same seeded RNG,
 only reweighted, so nothing is ever excluded (every factor is at least ``FLOOR`` times a fully new
 choice's, and a known bug's trigger at least ``MIN_FACTOR``), and the same seed with the same state gives
-the same graph. The coverage keys are the ones ``nnfuzz stats`` counts (nnfuzz/stats/metrics.py:
-``dtype_key``, ``shape_bin``, ``pairs``), computed from the finished graph, so what guidance aims at is
+the same graph. The coverage keys are the ones ``nnfuzz stats`` counts (nnfuzz/stats/coverage.py:
+``dtype_key``, ``shape_bin``, ``edge_keys``), computed from the finished graph, so what guidance aims at is
 exactly what the stats measure.
 
 Where the generator consults it: the op draw (``Guide.factor``: an op with an uncovered dtype row, few
@@ -35,12 +35,12 @@ STATE_VERSION = 1
 def graph_coverage(gir) -> Dict[str, Counter]:
     """What one GraphIR covers: per kind, a Counter of its coverage keys (as ``nnfuzz stats`` counts them)."""
     from nnfuzz.stats.corpus import from_gir
-    from nnfuzz.stats.metrics import dtype_key, pairs, shape_bin
+    from nnfuzz.stats.coverage import dtype_key, edge_keys, shape_bin
 
     g = from_gir(gir)
     return {"op_dtype": Counter(dtype_key(n) for n in g.nodes),
             "op_shape": Counter(shape_bin(n) for n in g.nodes),
-            "edges": Counter((g.nodes[i].op, g.nodes[j].op) for i, j in g.edges)}
+            "edges": Counter(edge_keys(g))}
 
 
 class GuideState:

@@ -3,12 +3,12 @@ formula). Graph-level metrics are per-graph counts averaged over the corpus; ope
 per-op-type values averaged over the op corpus C (``n_C`` types), so an op type never seen counts as 0."""
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence
 
 from nnfuzz.stats.corpus import Graph
+from nnfuzz.stats.coverage import dtype_key, pairs, shape_bin
 
 
 @dataclass
@@ -71,40 +71,11 @@ def _schema_degrees(op: str, seen: set) -> set:
     return set(range(s.min_input, top + 1)) | set(seen)
 
 
-def attr_bin(v):
-    """A coarse bin of an attribute value: ints by sign and power of two, floats by sign and magnitude."""
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, int):
-        return "0" if v == 0 else ("-" if v < 0 else "+") + str(int(math.log2(abs(v))))
-    if isinstance(v, float):
-        return "0.0" if v == 0 else ("-" if v < 0 else "+") + f"e{int(math.floor(math.log10(abs(v))))}"
-    if isinstance(v, tuple):
-        return tuple(attr_bin(x) for x in v)
-    return v
-
-
 def _out_degrees(g: Graph) -> List[int]:
     deg = [0] * len(g.nodes)
     for i, _ in g.edges:
         deg[i] += 1
     return deg
-
-
-def pairs(g: Graph) -> set:
-    """The (producer op, consumer op) edges of ``g`` (HirGen's edge coverage, Isra's NOP/SEC)."""
-    return {(g.nodes[i].op, g.nodes[j].op) for i, j in g.edges}
-
-
-def dtype_key(node) -> tuple:
-    """A node's operator x dtype combination: (op, input dtypes)."""
-    return node.op, node.in_dtypes
-
-
-def shape_bin(node) -> tuple:
-    """A node's operator x shape-bin combination: (op, input ranks, each attribute's ``attr_bin``)."""
-    ranks = tuple(None if s is None else len(s) for s in node.in_shapes)
-    return node.op, ranks, tuple((k, attr_bin(v)) for k, v in node.attrs)
 
 
 def _triples(g: Graph) -> set:
