@@ -15,7 +15,8 @@ from nnfuzz.errors import ConfigError
 def run(cfg) -> int:
     from omegaconf import OmegaConf
 
-    from nnfuzz.migrate.record import SOURCES, Tally
+    from nnfuzz.migrate.record import Tally
+    from nnfuzz.triage.meta import MIGRATION_SOURCES as SOURCES
     from nnfuzz.ui import Progress
 
     source, m = cfg.source, cfg.migrate

@@ -1,6 +1,6 @@
-"""A migrated test: the record every source produces, its meta.json ``migration`` entry (checked here
-when a folder is read), and its folder, written through the bug-folder writers (triage/folder.py,
-triage/meta.py) so that ``load_bug`` reads it like any bug folder."""
+"""A migrated test: the record every source produces, its meta.json ``migration`` entry (triage/meta.py
+checks it when a folder is read), and its folder, written through the bug-folder writers
+(triage/folder.py, triage/meta.py) so that ``load_bug`` reads it like any bug folder."""
 from __future__ import annotations
 
 import collections
@@ -10,10 +10,10 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from nnfuzz.triage.folder import BugFolderError
+from nnfuzz.triage.meta import BugMeta, write_meta
 
-SOURCES = ("onnx-node", "torch-opinfo")
-# what each source's expected outputs come from (meta.json's oracle.expected.system)
+# what each source (triage/meta.py's MIGRATION_SOURCES) takes its expected outputs from (meta.json's
+# oracle.expected.system)
 EXPECTED_BY = {"onnx-node": "onnx-node-test", "torch-opinfo": "torch-eager"}
 
 
@@ -27,7 +27,7 @@ class Dropped(Exception):
 
 @dataclasses.dataclass
 class MigratedTest:
-    source: str                          # one of SOURCES
+    source: str                          # one of MIGRATION_SOURCES
     test: str                            # the source's name for it: "test_abs", "nn.functional.relu[float32]#0"
     operator: str                        # the operator signature: an ONNX op type or an OpInfo name
     attributes: Dict[str, Any]           # its parameter settings, as JSON values (attribute_json)
@@ -87,39 +87,9 @@ def attribute_json(value) -> Any:
     return {"type": type(value).__name__, "repr": repr(value)[:80]}
 
 
-def _bad(where: str, what: str, value) -> BugFolderError:
-    return BugFolderError(f"{where}: migration.{what} is {value!r}; re-run `nnfuzz migrate` to rewrite the folder")
-
-
-def check_migration(rec, where: str = "meta.json") -> None:
-    """Refuse a malformed ``migration`` entry (a BugFolderError naming the key and the value)."""
-    if not isinstance(rec, dict):
-        raise _bad(where, "(the whole entry)", rec)
-    if rec.get("source") not in SOURCES:
-        raise BugFolderError(f"{where}: migration.source={rec.get('source')!r}; valid sources: {list(SOURCES)}")
-    for key in ("test", "operator"):
-        if not isinstance(rec.get(key), str) or not rec[key]:
-            raise _bad(where, key, rec.get(key))
-    if not isinstance(rec.get("attributes", {}), dict):
-        raise _bad(where, "attributes", rec.get("attributes"))
-    if not isinstance(rec.get("undefined", False), bool):
-        raise _bad(where, "undefined", rec.get("undefined"))
-    for part in ("inputs", "outputs"):
-        tensors = rec.get(part)
-        if not isinstance(tensors, list):
-            raise _bad(where, part, tensors)
-        for t in tensors:
-            ok = (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("dtype"), str)
-                  and isinstance(t.get("shape"), list)
-                  and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in t["shape"]))
-            if not ok:
-                raise _bad(where, part, t)
-
-
 def migrated_meta(t: MigratedTest):
     """The folder's BugMeta: no system has run it yet (``system`` empty); ``oracle.expected`` names the library."""
     import nnfuzz
-    from nnfuzz.triage.meta import BugMeta
 
     expected = {"system": EXPECTED_BY[t.source], "version": t.library.get("version"), "options": {}}
     return BugMeta(system="", symptom="", summary=f"migrated from {t.source} test {t.test}",
@@ -130,7 +100,6 @@ def migrated_meta(t: MigratedTest):
 def write_migrated(dest: Path, t: MigratedTest) -> Path:
     """``dest/`` with model.onnx, oracle.pkl (inputs; expected outputs, None when undefined) and meta.json."""
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
-    from nnfuzz.triage.meta import write_meta
 
     oracle = {"input": dict(t.inputs), "output": None if t.undefined else dict(t.outputs)}
     return write_folder_atomic(dest, {

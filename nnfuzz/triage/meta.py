@@ -18,6 +18,7 @@ from nnfuzz.triage.folder import BugFolderError
 SCHEMA_VERSION = 5   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
 # 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode)
 REQUIRED = ("system", "version", "symptom", "version_id")
+MIGRATION_SOURCES = ("onnx-node", "torch-opinfo")  # the library-test sources `nnfuzz migrate` reads
 
 
 @dataclasses.dataclass
@@ -52,7 +53,7 @@ class BugMeta:
     signature: Optional[str] = None         # triage/dedup.py
     duplicate_of: Optional[str] = None      # the first folder with the same signature
     reduced: Optional[dict] = None          # nnfuzz reduce: nodes/elements before and after, trials, seconds
-    # a migrated library test (nnfuzz migrate; nnfuzz/migrate/record.py checks it): source, test, operator,
+    # a migrated library test (nnfuzz migrate; check_migration below): source, test, operator,
     # attributes, inputs and outputs (name, dtype, shape), undefined; such a model has no graph to rebuild
     migration: Optional[dict] = None
     # oracle=metamorphic: the rewrite of model.onnx saved as model_rewrite.onnx: seed, steps ([{kind, ...}]),
@@ -113,12 +114,40 @@ class BugMeta:
         if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
             raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
         if meta.migration is not None:
-            from nnfuzz.migrate.record import check_migration
-
             check_migration(meta.migration, where)
         if meta.migration is None or meta.export is not None:
             meta.export_spec()  # a malformed export record is refused here, not when a model is rebuilt
         return meta
+
+
+def _bad_migration(where: str, what: str, value) -> BugFolderError:
+    return BugFolderError(f"{where}: migration.{what} is {value!r}; re-run `nnfuzz migrate` to rewrite the folder")
+
+
+def check_migration(rec, where: str = "meta.json") -> None:
+    """Refuse a malformed ``migration`` entry (a BugFolderError naming the key and the value)."""
+    if not isinstance(rec, dict):
+        raise _bad_migration(where, "(the whole entry)", rec)
+    if rec.get("source") not in MIGRATION_SOURCES:
+        raise BugFolderError(f"{where}: migration.source={rec.get('source')!r}; "
+                             f"valid sources: {list(MIGRATION_SOURCES)}")
+    for key in ("test", "operator"):
+        if not isinstance(rec.get(key), str) or not rec[key]:
+            raise _bad_migration(where, key, rec.get(key))
+    if not isinstance(rec.get("attributes", {}), dict):
+        raise _bad_migration(where, "attributes", rec.get("attributes"))
+    if not isinstance(rec.get("undefined", False), bool):
+        raise _bad_migration(where, "undefined", rec.get("undefined"))
+    for part in ("inputs", "outputs"):
+        tensors = rec.get(part)
+        if not isinstance(tensors, list):
+            raise _bad_migration(where, part, tensors)
+        for t in tensors:
+            ok = (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("dtype"), str)
+                  and isinstance(t.get("shape"), list)
+                  and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in t["shape"]))
+            if not ok:
+                raise _bad_migration(where, part, t)
 
 
 def read_meta(path: Path, required=REQUIRED) -> BugMeta:
