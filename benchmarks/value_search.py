@@ -10,7 +10,7 @@ and running it: the mean is what a campaign pays, the tail is most of it), for:
   plain-resample  random re-draws until the budget runs out
   gradient     the search with true gradients only
   proxy        the search with proxy derivatives (the default)
-  value-aware  graphs grown with safe values (materialize/valueaware.py), then the proxy search from
+  value-aware  graphs grown with safe values (generate/valueaware.py), then the proxy search from
                them: other graphs than the modes above (insertions without safe values are undone),
                so the line after it prints what growing them cost, per graph, beside blind generation
 
@@ -52,7 +52,7 @@ def main() -> None:
     from nnfuzz.generate.policy import GenPolicy
     from nnfuzz.materialize.model import random_values
     from nnfuzz.materialize.search import SearchConfig, ValueSearch, _warm_up
-    from nnfuzz.materialize.valueaware import generate_with_values
+    from nnfuzz.generate.valueaware import generate_with_values
 
     torch.set_num_threads(1)
     cfg = SearchConfig(time_ms=args.time_ms)

@@ -28,7 +28,7 @@ def run(cfg) -> int:
     from nnfuzz.config import export_config, gen_policy, search_config
     from nnfuzz.generate.opset import select_ops, usable_with
     from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.valueaware import generate_for_search
+    from nnfuzz.generate.valueaware import generate_for_search
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
     policy = gen_policy(cfg).with_concrete_seed()

@@ -74,7 +74,7 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=No
     """Generate the graph for ``seed`` (drawing with ``guide``, the coverage state's weights, if given)
     and build its model (torch reference, ONNX, checks)."""
     from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.valueaware import generate_for_search
+    from nnfuzz.generate.valueaware import generate_for_search
 
     p = Produced(seed=seed, rec={"seed": seed})
     t0 = time.perf_counter()

@@ -72,7 +72,7 @@ class GraphState:
                 return False
             if changed[target] != self._range_of(target):
                 cone = sorted({k for v in self._descendants(target) for k in self._readers.get(v, ())})
-                for i in _topo_sort([self.insts[k] for k in cone]):
+                for i in topological_order([self.insts[k] for k in cone]):
                     if any(v in changed for v in i.inputs):
                         outs = _Overlay(changed)
                         if not self._range_step(i, outs):
@@ -169,7 +169,7 @@ class GraphState:
         return self._kinds_memo
 
     def _finalize(self) -> GraphIR:
-        insts = _topo_sort(self.insts, set(self.placeholders))
+        insts = topological_order(self.insts, set(self.placeholders))
         placeholders = [p for p in self.placeholders]
         weights = [p for p in placeholders if self.rng.random() < self.policy.weight_prob]
         if len(weights) == len(placeholders):
@@ -210,7 +210,7 @@ class _Overlay(dict):
         return dict.get(self, key) or self.base.get(key, default)
 
 
-def _topo_sort(insts: List[Inst], ready: Optional[set] = None) -> List[Inst]:
+def topological_order(insts: List[Inst], ready: Optional[set] = None) -> List[Inst]:
     """``insts`` in dependency order, taking at each step the earliest (in list order) whose inputs are
     all available. Inputs are available if in ``ready`` or computed by an instruction already taken;
     with ``ready`` None, every input no instruction in ``insts`` computes is available."""

@@ -63,7 +63,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
         self.stats = {"forward": 0, "backward": 0, "guess_hits": 0, "prop_hits": 0, "z3_hits": 0, "failed": 0,
                       "z3_calls": 0, "prop_unsat": 0}
         self._z3_only: set = set()  # op classes whose rules build z3 terms themselves (found in this graph)
-        self.values = None  # value-aware generation's hook (nnfuzz/materialize/valueaware.py), if set
+        self.values = None  # value-aware generation's hook (nnfuzz/generate/valueaware.py), if set
 
     # ---- top level ---------------------------------------------------------------------------
     def generate(self) -> GraphIR:

@@ -1,6 +1,6 @@
 """The safety check of one instruction, shared by the value search (``search.py``) and value-aware
-generation (``valueaware.py``): run the op's torch lowering on its inputs' values and say whether its
-outputs are finite, its inputs inside its domain (the loss of ``torch/losses.py`` is zero) and its
+generation (``generate/valueaware.py``): run the op's torch lowering on its inputs' values and say
+whether its outputs are finite, its inputs inside its domain (the loss of ``torch/losses.py`` is zero) and its
 integer results within their dtype.
 
 The check is the search's forward step: when the instruction is unsafe it also returns the loss the

@@ -35,7 +35,7 @@ class SearchConfig:
     patience: int = 12         # steps without progress before a restart from fresh values
     starts: int = 8            # random starting points compared before the first step (best kept)
     max_passes: int = 0        # forward passes at most (0: only time_ms limits): a budget independent of load
-    value_aware: bool = True   # grow graphs with safe values (materialize/valueaware.py); the search checks them once
+    value_aware: bool = True   # grow graphs with safe values (generate/valueaware.py); the search checks them once
     repair_passes: int = 8     # value-aware generation: search passes to repair an insertion before undoing it
     int64_bits: int = 64       # 32 for systems that compute int64 in 32 bits (set by the campaign, not a knob)
 

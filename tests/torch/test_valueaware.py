@@ -7,7 +7,7 @@ from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.gir import Inst
 from nnfuzz.materialize.search import SearchConfig, search_values
-from nnfuzz.materialize.valueaware import ValueTracker, generate_with_values
+from nnfuzz.generate.valueaware import ValueTracker, generate_with_values
 from nnfuzz.ops.elementwise import spec as E
 
 

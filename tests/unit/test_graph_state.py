@@ -9,7 +9,7 @@ import pytest
 from nnfuzz.abstract.ranges import for_dtype, quiet_numpy
 from nnfuzz.errors import InternalError
 from nnfuzz.generate import GenPolicy
-from nnfuzz.generate.graph_state import _topo_sort
+from nnfuzz.generate.graph_state import topological_order
 from nnfuzz.generate.opset import select_ops
 from nnfuzz.generate.symbolic import GraphGenerator
 from nnfuzz.gir import Inst
@@ -36,7 +36,7 @@ def _built(seed: int, nodes: int = 30) -> GraphGenerator:
 def _ranges_from_scratch(gen: GraphGenerator) -> dict:
     ranges = {p: for_dtype(gen.vars[p].dtype) for p in gen.placeholders}
     with quiet_numpy():
-        for inst in _topo_sort(gen.insts, set(gen.placeholders)):
+        for inst in topological_order(gen.insts, set(gen.placeholders)):
             assert gen._range_step(inst, ranges), f"{inst.op!r} infeasible in a committed graph"
     return ranges
 
@@ -66,14 +66,14 @@ def test_incremental_state_matches_whole_graph_definitions(seed):
             assert gen._candidates(dtype, viable) == want
 
 
-def test_topo_sort_takes_the_earliest_ready_instruction():
+def testtopological_order_takes_the_earliest_ready_instruction():
     ops = select_ops(GenPolicy(include=["Relu"]))
     relu = ops[0]()
     insts = [Inst(relu, ["b"], ["c"]), Inst(relu, ["a"], ["b"]), Inst(relu, ["a"], ["d"]), Inst(relu, ["c"], ["e"])]
-    order = _topo_sort(insts, {"a"})
+    order = topological_order(insts, {"a"})
     assert [i.outputs[0] for i in order] == ["b", "c", "d", "e"]
     with pytest.raises(InternalError, match="cycle or an undefined input"):
-        _topo_sort(insts, set())
+        topological_order(insts, set())
 
 
 def test_same_seed_same_graph_after_other_generation():

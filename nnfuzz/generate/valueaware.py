@@ -3,7 +3,7 @@
 A graph built blind is often unsafe for every value the search can find in its budget (a Log fed
 by a chain that is negative almost everywhere, a Mod by a computed zero): at 30 nodes about half of
 them. Here the generator carries concrete values instead: each placeholder gets values when it is
-created, and after each insertion the ops whose inputs changed are checked once (``check.py``): a
+created, and after each insertion the ops whose inputs changed are checked once (materialize/check.py): a
 forward insertion checks its new op, a backward one (the op now computes a former placeholder) the
 op and what depends on it. When the check fails, the values are repaired: first a few fresh draws of
 the insertion's new placeholders (the cheap, local fix), then the value search on the graph so far,
@@ -201,10 +201,10 @@ def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig
 def partial_graph(gen, only=None):
     """The generator's graph so far as a GraphIR: every placeholder an input, in topological order;
     with ``only`` (instructions), just them and what they depend on."""
-    from nnfuzz.generate.graph_state import _topo_sort
+    from nnfuzz.generate.graph_state import topological_order
     from nnfuzz.gir import GraphIR
 
-    insts = _topo_sort(gen.insts, set(gen.placeholders))
+    insts = topological_order(gen.insts, set(gen.placeholders))
     if only is not None:
         need = {v for i in only for v in i.outputs}
         keep = []
@@ -228,10 +228,10 @@ def _affected(gen, inst) -> List:
     out = set(inst.outputs)
     if not any(out & set(i.inputs) for i in gen.insts):
         return [inst]
-    from nnfuzz.generate.graph_state import _topo_sort
+    from nnfuzz.generate.graph_state import topological_order
 
     order = []
-    for i in _topo_sort(gen.insts, set(gen.placeholders)):
+    for i in topological_order(gen.insts, set(gen.placeholders)):
         if i is inst or set(i.inputs) & out:
             order.append(i)
             out.update(i.outputs)
@@ -240,11 +240,11 @@ def _affected(gen, inst) -> List:
 
 def _downstream(gen, moved: set, order: List) -> List:
     """``order``'s instructions and those reading, directly or not, a var in ``moved``, in topological order."""
-    from nnfuzz.generate.graph_state import _topo_sort
+    from nnfuzz.generate.graph_state import topological_order
 
     keep, changed = {id(i) for i in order}, set(moved)
     out = []
-    for i in _topo_sort(gen.insts, set(gen.placeholders)):
+    for i in topological_order(gen.insts, set(gen.placeholders)):
         if id(i) in keep or changed.intersection(i.inputs):
             out.append(i)
             changed.update(i.outputs)
