@@ -1,5 +1,5 @@
 """`nnfuzz reduce bugs/0042/`: shrink a saved bug while its signature holds (the driver is
-triage/reducer.py: delete nodes, then shrink shapes and attributes by re-solving the constraints).
+triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-solving the constraints).
 
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
@@ -19,7 +19,7 @@ def run(cfg, positional, overrides) -> int:
 
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.triage.bugstore import load_bug
-    from nnfuzz.triage.reducer import reduce_bug
+    from nnfuzz.triage.bug_reduction import reduce_bug
 
     paths = [a for a in positional if not a.startswith("--")]
     if len(paths) != 1 or len(paths) != len(positional):

@@ -1,5 +1,5 @@
 """Reduction in the background of a campaign (``fuzz.reduce=true``): a thread with a sandbox of its own
-shrinks each new unique bug (triage/reducer.py, as ``nnfuzz reduce`` does) while the campaign goes on testing.
+shrinks each new unique bug (triage/bug_reduction.py, as ``nnfuzz reduce`` does) while the campaign goes on testing.
 
 The thread takes bugs in the order they were saved, gives each ``min(reduce_s, time left)`` seconds, and
 stops at the campaign's time bound or when the campaign is stopped (its sandboxes share the campaign's
@@ -42,7 +42,7 @@ class BackgroundReducer:
         from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.fuzz.stopping import Stopped
         from nnfuzz.triage.bugstore import load_bug
-        from nnfuzz.triage.reducer import reduce_bug
+        from nnfuzz.triage.bug_reduction import reduce_bug
 
         sandboxes = {}  # (system, options) -> Sandbox: a bug of the oracle's expected side runs on that system
         try:

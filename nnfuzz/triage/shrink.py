@@ -13,7 +13,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from nnfuzz.gir import GraphIR, Inst
-from nnfuzz.triage.reduce import Candidate
+from nnfuzz.triage.node_deletion import Candidate
 
 
 def shrink(c: Candidate, holds: Callable[[Candidate], bool], rounds: int = 3) -> Optional[Candidate]:

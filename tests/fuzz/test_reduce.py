@@ -37,7 +37,7 @@ def make_bug(tmp_path, gir, x, symptom):
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.materialize.model import build_model
     from nnfuzz.triage.meta import BugMeta
-    from nnfuzz.triage.reducer import Checker
+    from nnfuzz.triage.bug_reduction import Checker
 
     from nnfuzz.materialize.onnx.spec import ExportSpec
 
@@ -47,7 +47,7 @@ def make_bug(tmp_path, gir, x, symptom):
                    opset=model.export.opset, export=model.export.record(model.spellings))
     with Sandbox("ort-cpu", {}, test_timeout=30.0, memory_limit_mb=4096) as sb:
         sb.start()
-        from nnfuzz.triage.reduce import Candidate
+        from nnfuzz.triage.node_deletion import Candidate
 
         check = Checker(sb, meta, {})
         sig = check.signature(Candidate(gir, {}, {"x": x}))
@@ -105,7 +105,7 @@ def test_shrink_minimises_shapes_and_attributes_under_the_constraints():
     while the graph stays valid (GraphIR.check runs on the result)."""
     from nnfuzz.ops.conv import spec as CV
     from nnfuzz.materialize.model import random_values
-    from nnfuzz.triage.reduce import Candidate
+    from nnfuzz.triage.node_deletion import Candidate
     from nnfuzz.triage.shrink import shrink, total_elements
 
     g = GraphIR()

@@ -1,4 +1,5 @@
-"""`nnfuzz reduce`: shrink a bug's graph while its dedup signature holds.
+"""Node deletion, the first step of `nnfuzz reduce` (driven by triage/bug_reduction.py): shrink a bug's
+graph while its dedup signature holds.
 
 One move, repeated to a fixed point: delete a node. Its consumers read what it produced as a new
 graph input, fed with the exact value the original run gave it (so they compute what they computed

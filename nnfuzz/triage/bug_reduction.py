@@ -1,7 +1,7 @@
 """The reduction driver: shrink a saved bug in place while its signature holds (``nnfuzz reduce``, and
 the background reducer of a campaign, fuzz/reducer.py).
 
-Nodes are deleted first (triage/reduce.py), then shapes and attributes shrunk by re-solving the
+Nodes are deleted first (triage/node_deletion.py), then shapes and attributes shrunk by re-solving the
 constraints (triage/shrink.py); each candidate is judged on the one verdict path (triage/judging.py).
 The original files move to ``original/``; the reduced model (model.onnx or model.gir, and model/ for
 TF systems), gir.json, oracle.pkl and meta.json (with ``reduced``) take their place, re-checked the way
@@ -23,7 +23,7 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import bug_weights
     from nnfuzz.triage.repro import recorded_signature
-    from nnfuzz.triage.reduce import Candidate, reduce_graph
+    from nnfuzz.triage.node_deletion import Candidate, reduce_graph
     from nnfuzz.triage.shrink import shrink, total_elements
 
     t0 = time.monotonic()
@@ -118,7 +118,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
     from nnfuzz.triage.judging import err_log
     from nnfuzz.triage.meta import write_meta
-    from nnfuzz.triage.reduce import Candidate
+    from nnfuzz.triage.node_deletion import Candidate
     from nnfuzz.triage.shrink import total_elements
 
     original, model, v = GraphIR.loads(bug.gir_text), check.model, check.verdict
