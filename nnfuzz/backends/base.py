@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Optional, Tuple
+from typing import Callable, ClassVar, Dict, Optional, Tuple
 
 import numpy as np
 
+from nnfuzz.backends.known import Known
 from nnfuzz.errors import NNFuzzError
 
 
@@ -34,7 +35,7 @@ class BackendInfo:
     (``Backend``'s class attributes default to these). A sandbox's worker builds it once started."""
 
     name: str                                  # the system, as meta.json names it: "ort-cpu"
-    engine: str                                # the software underneath, keying backends/known.py: "ort"
+    engine: str                                # the software underneath: "ort" (known.classify keys on it)
     device: str = "cpu"                        # "cpu" | "gpu"
     # What compile() receives: "onnx" (ONNX bytes) or "gir" (a nnfuzz.materialize.portable payload: the
     # GraphIR and weights, for systems that build the model themselves, like torch.compile and TF).
@@ -107,6 +108,27 @@ class Backend:
     int64_bits: ClassVar[int] = BackendInfo.int64_bits
     unoptimized: ClassVar[Optional[Dict]] = BackendInfo.unoptimized
     threads: ClassVar[int] = BackendInfo.threads
+
+    # What the system knows about itself, read by the consumers through the class (a subclass extends
+    # its parent's tuples: ``known = Parent.known + (...)``). None of it imports the framework.
+    # Its known limitations (backends/known.py's ``Known``: error pattern, op, dtype, why): a matching
+    # error is UNSUPPORTED, never a bug (verdict.judge through known.classify, by ``engine``).
+    known: ClassVar[Tuple[Known, ...]] = ()
+    # Its error patterns (triage/rootcause.py): regexes whose group 1 is the op the system's error names,
+    # most specific first; regexes of its innermost check, with optional groups ``where`` (the condition
+    # or error class) and ``file``; lines of its wrapping that are never the message; and, for an error
+    # log listing several failed ops, the regex heading each op's block (group 1: the op) and the one
+    # ending the list (only the first block is read).
+    error_ops: ClassVar[Tuple[str, ...]] = ()
+    error_checks: ClassVar[Tuple[str, ...]] = ()
+    error_noise: ClassVar[Tuple[str, ...]] = ()
+    error_blocks: ClassVar[Optional[Tuple[str, str]]] = None
+    # Its repro-script snippet for an ONNX bug (triage/script.py): (what the script needs besides numpy
+    # and onnx, the code that runs ``MODEL`` (ONNX bytes) on ``INPUTS`` and fills ``OUTPUTS`` by name).
+    repro_onnx: ClassVar[Optional[Tuple[str, str]]] = None
+    # Its issue template (triage/report_md.py): ``(facts, script) -> report.md`` in the system's own
+    # tracker's form; ``facts`` are report_md.facts' strings.
+    issue_template: ClassVar[Optional[Callable[[dict, str], str]]] = None
 
     def __init__(self, **options):
         self.options = options

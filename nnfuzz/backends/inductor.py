@@ -16,6 +16,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import inductor_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable
 
 MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
@@ -23,6 +24,8 @@ MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
 
 class _InductorBackend(Backend):
     engine = "inductor"
+    known = inductor_knowledge.KNOWN
+    issue_template = staticmethod(inductor_knowledge.issue)
     formats = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)

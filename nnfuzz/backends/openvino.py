@@ -14,6 +14,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import openvino_knowledge as knowledge
 from nnfuzz.backends.base import Backend, worker_threads
 
 PRECISIONS = ("f32", "bf16", "f16")
@@ -29,6 +30,13 @@ class OpenVinoBackend(Backend):
     name = "openvino-cpu"
     engine = "openvino"
     device = "cpu"
+    known = knowledge.KNOWN
+    error_ops = knowledge.ERROR_OPS
+    error_checks = knowledge.ERROR_CHECKS
+    error_noise = knowledge.ERROR_NOISE
+    error_blocks = knowledge.ERROR_BLOCKS
+    repro_onnx = knowledge.REPRO_ONNX
+    issue_template = staticmethod(knowledge.issue)
     unoptimized = None  # the CPU plugin has no switch that turns its graph transformations off
     int64_bits = 32     # see the module docstring: int64 is computed as int32
 

@@ -5,6 +5,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import ort_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable, worker_threads
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
@@ -15,6 +16,11 @@ class OrtBackend(Backend):
     engine = "ort"
     device = "cpu"
     unoptimized = {"opt_level": "disable"}
+    known = ort_knowledge.KNOWN
+    error_ops = ort_knowledge.ERROR_OPS
+    error_checks = ort_knowledge.ERROR_CHECKS
+    repro_onnx = ort_knowledge.REPRO_ONNX
+    issue_template = staticmethod(ort_knowledge.issue)
 
     def __init__(self, opt_level: str = "all", **options):
         super().__init__(opt_level=opt_level, **options)

@@ -1,9 +1,19 @@
-"""Backends by name (``<engine>-<device>``, the system meta.json records), loaded lazily."""
+"""Backends by name (``<engine>-<device>``, the system meta.json records), loaded lazily: the one place a
+backend name becomes its class.
+
+A name is a built-in backend (``BACKENDS``), a backend another package registers in the
+``nnfuzz.backends`` entry-point group (the entry's name is the backend's name, its value
+``"module:Class"``: docs/backends.md), or a ``"module:Class"`` path itself. A backend's module is
+imported only when the backend is named.
+"""
 from __future__ import annotations
 
 import importlib
+from typing import Dict, List
 
 from nnfuzz.errors import ConfigError
+
+ENTRY_POINT_GROUP = "nnfuzz.backends"
 
 BACKENDS = {
     "ort-cpu": "nnfuzz.backends.ort:OrtBackend",
@@ -21,13 +31,52 @@ BACKENDS = {
 }
 
 
+def plugin_backends() -> Dict[str, str]:
+    """The backends other packages register: ``{name: "module:Class"}`` of the ``nnfuzz.backends``
+    entry points installed in this environment (a built-in name cannot be taken over)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in BACKENDS}
+
+
+def known_backends() -> List[str]:
+    """Every backend name this environment knows: the built-ins and the entry points, sorted."""
+    return sorted({*BACKENDS, *plugin_backends()})
+
+
+def target_of(name: str) -> str:
+    """The ``"module:Class"`` that backend ``name`` names; ConfigError listing the known names if none."""
+    if name in BACKENDS:
+        return BACKENDS[name]
+    plugins = plugin_backends()
+    if name in plugins:
+        return plugins[name]
+    if ":" in str(name):
+        return name
+    raise ConfigError(f"backend={name!r} is unknown; known backends: {sorted({*BACKENDS, *plugins})} "
+                      f"(or a 'module:Class' path; other packages add backends through the "
+                      f"{ENTRY_POINT_GROUP!r} entry-point group: docs/backends.md)")
+
+
 def backend_class(name: str):
+    """The class of backend ``name``: a built-in or entry-point name, or ``"module:Class"``. Imports its
+    module (backends import their framework only when used, so this stays light)."""
+    target = target_of(name)
+    mod, _, cls_name = target.partition(":")
+    if not mod or not cls_name:
+        raise ConfigError(f"backend {name!r} names {target!r}; expected 'module:Class', e.g. "
+                          f"'nnfuzz.backends.ort:OrtBackend'")
+    module = importlib.import_module(mod)
     try:
-        target = BACKENDS[name]
-    except KeyError:
-        raise ConfigError(f"backend={name!r} is unknown; known backends: {sorted(BACKENDS)}") from None
-    mod, cls = target.split(":")
-    return getattr(importlib.import_module(mod), cls)
+        return getattr(module, cls_name)
+    except AttributeError:
+        raise ConfigError(f"backend {name!r} names {target!r}, but module {mod!r} has no {cls_name!r}; "
+                          f"its public names: {sorted(n for n in vars(module) if not n.startswith('_'))}") from None
+
+
+def builtin_classes():
+    """The built-in backends' classes, one per name, in ``BACKENDS`` order (imports their modules)."""
+    return [backend_class(n) for n in BACKENDS]
 
 
 def get_backend(name: str, **options):

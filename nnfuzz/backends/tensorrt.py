@@ -11,6 +11,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import tensorrt_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable
 
 PRECISIONS = ("f32", "tf32", "f16")
@@ -22,6 +23,7 @@ class TensorRtBackend(Backend):
     name = "trt-gpu"
     engine = "trt"
     device = "gpu"
+    known = tensorrt_knowledge.KNOWN
     unoptimized = None  # builder_optimization_level 0 still fuses layers: no switch turns optimisation off
 
     def __init__(self, precision: str = "f32", **options):

@@ -2,10 +2,12 @@
 ``tf.function(jit_compile=True)``). They take the GraphIR payload and build the model with the TF lowerings."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import tf_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable, worker_threads
 
 
@@ -14,6 +16,8 @@ class _TfBackend(Backend):
     formats = ("gir",)
     lowering = "tf"
     device = "cpu"
+    known = tf_knowledge.KNOWN
+    issue_template = staticmethod(partial(tf_knowledge.issue, part="TF eager"))
 
     def __init__(self, **options):
         super().__init__(**options)
@@ -70,6 +74,7 @@ class XlaCpuBackend(_TfBackend):
     name = "xla-cpu"
     engine = "xla"
     reference = "tf-cpu"
+    issue_template = staticmethod(partial(tf_knowledge.issue, part="XLA (tf.function(jit_compile=True))"))
     unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
 
     def __init__(self, jit_compile: bool = True, **options):

@@ -2,10 +2,12 @@
 interpreter (``ai-edge-litert``; ``tf.lite.Interpreter`` is deprecated)."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import tf_knowledge
 from nnfuzz.backends.base import worker_threads
 from nnfuzz.backends.tf import _TfBackend
 
@@ -14,6 +16,8 @@ class TfliteBackend(_TfBackend):
     name = "tflite-cpu"
     engine = "tflite"
     reference = "tf-cpu"
+    known = _TfBackend.known + tf_knowledge.KNOWN_TFLITE
+    issue_template = staticmethod(partial(tf_knowledge.issue, part="the TFLite converter / LiteRT interpreter"))
 
     @classmethod
     def check_available(cls) -> None:

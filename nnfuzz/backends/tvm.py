@@ -6,6 +6,7 @@ from typing import Dict
 
 import numpy as np
 
+from nnfuzz.backends import tvm_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable
 
 PIPELINES = ("default", "default_build")  # fold + fuse, and no fusion: an opt-vs-unopt pair
@@ -53,6 +54,10 @@ class _TvmBackend(Backend):
     target_kind = "llvm"
     formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
+    known = tvm_knowledge.KNOWN
+    error_ops = tvm_knowledge.ERROR_OPS
+    error_checks = tvm_knowledge.ERROR_CHECKS
+    issue_template = staticmethod(tvm_knowledge.issue)
 
     def __init__(self, pipeline: str = "default", format: str = "mix", **options):
         super().__init__(pipeline=pipeline, format=format, **options)
@@ -141,11 +146,13 @@ class _TvmBackend(Backend):
 class TvmCpuBackend(_TvmBackend):
     name = "tvm-cpu"
     device = "cpu"
+    repro_onnx = tvm_knowledge.repro_onnx("cpu")
 
 
 class TvmGpuBackend(_TvmBackend):
     name = "tvm-gpu"
     device = "gpu"
+    repro_onnx = tvm_knowledge.repro_onnx("gpu")
     target_kind = "cuda"
 
     @classmethod

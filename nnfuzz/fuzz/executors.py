@@ -28,7 +28,7 @@ class LocalExecutor:
 
         if cc.workers != "auto":
             return int(cc.workers)
-        cls = backend_cls(cc.backend_path) if cc.backend_path else backend_class(cc.backend)
+        cls = backend_class(cc.backend_path or cc.backend)
         return auto_workers(cls.threads, cls.device, cc.memory_limit_mb)
 
     @staticmethod
@@ -37,14 +37,6 @@ class LocalExecutor:
 
         return Sandbox(name, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
                        backend_path=path, stop=stop, env=env)
-
-
-def backend_cls(path: str):
-    """The class of ``path`` ("module:Class"), without starting it."""
-    import importlib
-
-    mod, _, cls_name = path.partition(":")
-    return getattr(importlib.import_module(mod), cls_name)
 
 
 def make_producers(cc, executor=None):

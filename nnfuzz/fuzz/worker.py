@@ -22,7 +22,6 @@ parent sends it before killing a worker that ran past its time limit.
 from __future__ import annotations
 
 import faulthandler
-import importlib
 import os
 import resource
 import signal
@@ -47,18 +46,10 @@ def _memory_mb():
 
 
 def _load_backend(spec: dict):
-    if spec.get("backend_path"):
-        mod, _, cls_name = spec["backend_path"].partition(":")
-        if not cls_name:
-            from nnfuzz.errors import ConfigError
+    """The backend's class: ``backend_path`` ("module:Class") where given, else the name (registry.py)."""
+    from nnfuzz.backends.registry import backend_class
 
-            raise ConfigError(f"backend_path={spec['backend_path']!r}; expected 'module:Class'")
-        cls = getattr(importlib.import_module(mod), cls_name)
-    else:
-        from nnfuzz.backends.registry import backend_class
-
-        cls = backend_class(spec["backend"])
-    return cls
+    return backend_class(spec.get("backend_path") or spec["backend"])
 
 
 def _exc_type(e: BaseException) -> str:

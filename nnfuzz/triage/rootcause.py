@@ -7,62 +7,81 @@ FAIL :``). What tells root causes apart is inside: the innermost ``Check '...' f
 (OpenVINO) or ``Check failed: (...)`` (TVM) and the text after it, and the op named by the system
 (``-- Resize-23 with a message:``, ``Node (Mul_3) Op (Mul)``, ``Error converting operator Pow``,
 ``While validating node 'opset1::MatMul ...'``).
+
+These patterns are each system's own (``Backend.error_ops`` and friends, in the backend's knowledge module);
+this module reads them through the backend classes and holds what is common to all.
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Tuple
+from typing import Optional, Tuple
 
-# the op the system names, most specific first
-_OP = [
-    re.compile(r"^-- (\w+)-\d+ with a message:", re.M),                     # OpenVINO's unconverted-ops log
-    re.compile(r"While validating node '(?:opset\d+|\w+)::(\w+) ", re.M),   # OpenVINO core node
-    re.compile(r"While validating ONNX node '<Node\((\w+)\)", re.M),         # OpenVINO ONNX frontend node
-    re.compile(r"\bNode \([^)]*\) Op \((\w+)\)"),                           # ONNX Runtime
-    re.compile(r"Error converting operator (\w+)"),                         # TVM's ONNX frontend
-    re.compile(r"operators are not supported for frontend ONNX: (\w+)"),    # TVM
-]
-# an innermost check: OpenVINO ``Check 'cond' failed at file:line:``, ``Exception from file:line:``;
-# TVM ``Check failed: (cond) is false:``; ORT's bracketed error class
-_CHECK = re.compile(r"Check '(?P<ov>.*?)' failed at (?P<ovf>[\w./-]+?):\d+:"
-                    r"|Exception from (?P<exf>[\w./-]+?):\d+:"
-                    r"|Check failed: (?P<tvm>.*?)(?: is false)?:(?=\s)"
-                    r"|\[(?P<ort>\w+Error|\w+Exception)\]")
 WORKER_OUTPUT = "--- worker output ---"  # err.log's section with what the sandbox worker printed
-_NOISE = re.compile(r"^(?:While validating (?:ONNX )?node .*|Summary:.*|-- Conversion is failed for.*|"
-                    r"FrontEnd API failed with .*|Model wasn't fully converted.*|Traceback .*|\s*File .*)$")
+_TRACEBACK = (r"Traceback .*", r"\s*File .*")  # Python's own lines, never the message
 
 
-def failing_op(text: str) -> str:
-    for pattern in _OP:
+class _Patterns:
+    """The error patterns the systems declare (``Backend.error_ops``, ``error_checks``, ``error_noise``,
+    ``error_blocks``), compiled: every built-in backend's, in the registry's order, and the named
+    system's where it is not a built-in (an entry-point or "module:Class" backend)."""
+
+    def __init__(self, system: Optional[str]):
+        from nnfuzz.backends.registry import BACKENDS, backend_class, builtin_classes
+
+        classes = builtin_classes() + ([backend_class(system)] if system and system not in BACKENDS else [])
+
+        def each(attr):
+            return list(dict.fromkeys(p for c in classes for p in getattr(c, attr)))
+
+        self.ops = [re.compile(p) for p in each("error_ops")]
+        checks = each("error_checks")
+        self.check = re.compile("|".join(f"(?:{p.replace('(?P<where>', f'(?P<w{i}>').replace('(?P<file>', f'(?P<f{i}>')})"
+                                         for i, p in enumerate(checks)) or r"(?!)")
+        self.noise = re.compile(f"^(?:{'|'.join(each('error_noise') + list(_TRACEBACK))})$")
+        self.blocks = [tuple(map(re.compile, b)) for b in dict.fromkeys(c.error_blocks for c in classes if c.error_blocks)]
+
+    def group(self, m, kind: str) -> str:
+        return next((v for k, v in m.groupdict().items() if k[0] == kind and v), "")
+
+
+@functools.lru_cache(maxsize=None)
+def _patterns(system: Optional[str] = None) -> _Patterns:
+    return _Patterns(system)
+
+
+def failing_op(text: str, system: Optional[str] = None) -> str:
+    for pattern in _patterns(system).ops:
         m = pattern.search(text)
         if m:
             return m.group(1)
     return ""
 
 
-def _first_block(text: str) -> str:
-    """OpenVINO's unconverted-ops log: the message of the first failed op only."""
-    m = _OP[0].search(text)
-    if not m:
-        return text
-    rest = text[m.end():]
-    end = re.search(r"^(?:-- \w+-\d+ with a message:|Summary:)", rest, re.M)
-    return rest[: end.start()] if end else rest
+def _first_block(text: str, system: Optional[str] = None) -> str:
+    """An error log listing several failed ops (OpenVINO's unconverted-ops log): the first one's message."""
+    for head, end in _patterns(system).blocks:
+        m = head.search(text)
+        if not m:
+            continue
+        rest = text[m.end():]
+        ends = [e.start() for e in (head.search(rest), end.search(rest)) if e]
+        return rest[: min(ends)] if ends else rest
+    return text
 
 
-def innermost(text: str) -> str:
+def innermost(text: str, system: Optional[str] = None) -> str:
     """The innermost check's condition and file (basename) and the first line of message after it, or
     "" when the text has no check."""
-    text = _first_block(text)
-    checks = list(_CHECK.finditer(text))
+    pats = _patterns(system)
+    text = _first_block(text, system)
+    checks = list(pats.check.finditer(text))
     if not checks:
         return ""
     m = checks[-1]
-    where = m.group("ov") or m.group("tvm") or m.group("ort") or ""
-    path = m.group("ovf") or m.group("exf") or ""
+    where, path = pats.group(m, "w"), pats.group(m, "f")
     head = " ".join(x for x in (where, path.rsplit("/", 1)[-1]) if x)
-    after = [ln.strip() for ln in text[m.end():].splitlines() if ln.strip() and not _NOISE.match(ln.strip())]
+    after = [ln.strip() for ln in text[m.end():].splitlines() if ln.strip() and not pats.noise.match(ln.strip())]
     return f"{head}: {after[0]}" if after else head
 
 
@@ -72,13 +91,14 @@ def first_sentence(message: str) -> str:
     return re.split(r"(?<=[a-z)])\.\s|, with inputs:", line, maxsplit=1)[0]
 
 
-def root_cause(summary: str, err_log: str) -> Tuple[str, str]:
+def root_cause(summary: str, err_log: str, system: Optional[str] = None) -> Tuple[str, str]:
     """``(op, message)``: the op the system names (or "") and its innermost check with the message after
     it, else the first sentence of the exception's message. The worker's own output (warnings the system
-    printed while compiling) is not part of the message."""
+    printed while compiling) is not part of the message. ``system``: the bug's system, whose patterns are
+    read too where it is not a built-in backend."""
     full = err_log if err_log.strip() else summary
     text = full.split(WORKER_OUTPUT)[0]
     typed = re.match(r"^[A-Za-z_][\w.]*:\s*", summary)
     # the op may be named only in what the system printed (TVM's "Error converting operator X")
-    return failing_op(text) or failing_op(full), \
-        innermost(text) or first_sentence(summary[typed.end():] if typed else summary)
+    return failing_op(text, system) or failing_op(full, system), \
+        innermost(text, system) or first_sentence(summary[typed.end():] if typed else summary)

@@ -1,5 +1,6 @@
 """A standalone reproduction script for an upstream bug report: numpy, onnx and the system's own API
-(GraphIR bugs of the TF systems: script_tf.py; of inductor: script_torch.py).
+(GraphIR bugs of the TF systems: script_tf.py; of inductor: script_torch.py). How the script runs an
+ONNX model on the system is the backend's own snippet (``Backend.repro_onnx``).
 
 A TVM Relax-native bug's script holds its module's TVMScript instead (relax_script). A small ONNX model
 (a reduced bug: up to ``readable.READABLE_NODES`` nodes) is built in the script with
@@ -48,35 +49,6 @@ for name, want in EXPECTED.items():
         np.testing.assert_array_equal(got, want, err_msg=name)
 print("outputs match the reference: not reproduced")
 '''
-
-_RUN = {
-    "ort": ("onnxruntime", '''
-import onnxruntime as ort
-sess = ort.InferenceSession(MODEL, providers=["CPUExecutionProvider"])
-feed = {i.name: INPUTS[i.name] for i in sess.get_inputs()}
-OUTPUTS = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
-'''),
-    "tvm": ("apache-tvm (0.27, Relax)", '''
-import tvm
-from tvm import relax
-from tvm.relax.frontend.onnx import from_onnx
-model = onnx.load_model_from_string(MODEL)
-dev = {device}
-ex = tvm.compile(from_onnx(model, keep_params_in_input=False), target={target!r})
-vm = relax.VirtualMachine(ex, dev)
-out = vm["main"](*[tvm.runtime.tensor(INPUTS[i.name], dev) for i in model.graph.input])
-out = [out] if isinstance(out, tvm.runtime.Tensor) else list(out)
-OUTPUTS = {o.name: t.numpy() for o, t in zip(model.graph.output, out)}
-'''),
-    "openvino": ("openvino", '''
-import openvino as ov
-core = ov.Core()
-compiled = core.compile_model(core.read_model(model=MODEL), "CPU")
-result = compiled({k: v for k, v in INPUTS.items() if any(k in p.get_names() for p in compiled.inputs)})
-OUTPUTS = {name: result[compiled.output(name)] for name in [o.name for o in onnx.load_model_from_string(MODEL).graph.output]}
-'''),
-}
-
 
 def _b64(data: bytes) -> str:
     text = base64.b64encode(data).decode()
@@ -163,8 +135,11 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     from nnfuzz.triage.script_tf import _RUN as _TF_RUN, tf_script
 
     gir_engines = sorted([*_TF_RUN, "inductor"])
-    if not (engine in _RUN and bug.format == "onnx" or engine in gir_engines and bug.format == "gir"):
-        raise ConfigError(f"--script supports ONNX bugs of the engines {sorted(_RUN)} (ort-cpu, tvm-gpu, "
+    if not (cls.repro_onnx and bug.format == "onnx" or engine in gir_engines and bug.format == "gir"):
+        from nnfuzz.backends.registry import builtin_classes
+
+        onnx_engines = sorted({c.engine for c in builtin_classes() if c.repro_onnx})
+        raise ConfigError(f"--script supports ONNX bugs of the engines {onnx_engines} (ort-cpu, tvm-gpu, "
                           f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
                           f"got backend={backend!r} and a {bug.format} model")
     expected = bug.oracle["output"] or {}
@@ -178,7 +153,7 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
 
             return torch_script(bug, backend, device, head)
         return tf_script(bug, backend, engine, head)
-    needs, body = _RUN[engine]
+    needs, body = cls.repro_onnx
     head = _HEAD.format(
         title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
         symptom=meta.symptom, stage=meta.stage, summary=str(meta.summary)[:300], needs=needs,
@@ -186,8 +161,6 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
         inputs=arrays_source("INPUTS", bug.oracle["input"]),
         expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}), rtol=rtol, atol=atol,
     )
-    body = body.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
-    body = body.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm"))
     if meta.invalid is not None:
         return head.replace(_CHECK, _INVALID_NOTE.format(rule=meta.invalid.get("rule"), op=meta.invalid.get("op"),
                                                          change=meta.invalid.get("change"))) + _invalid_run(body)

@@ -1,0 +1,47 @@
+"""What torch.compile (inductor) is known to refuse, and PyTorch's issue template: the knowledge of the
+inductor backends (nnfuzz/backends/inductor.py). Their standalone scripts are triage/script_torch.py's."""
+from __future__ import annotations
+
+from nnfuzz.backends.known import Known
+
+KNOWN = (
+    Known(r'"\w+_cuda" not implemented for \'\w+\'',
+          note="torch has no CUDA kernel for this op x dtype (AT_DISPATCH's words): integer addmm/baddbmm "
+          "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
+)
+
+
+def issue(f: dict, script: str) -> str:
+    """PyTorch's: describe the bug with the code inline, error logs, versions."""
+    device = "CUDA" if f["backend"].endswith("gpu") else "CPU"
+    return f"""# torch.compile (inductor, {device}) gives {f['what'].split(':')[0]}{' in ' + f['op'] if f['op'] else ''}
+
+### 🐛 Describe the bug
+
+`torch.compile(backend="inductor", fullgraph=True)` gives {f['what']}
+
+The model has {f['nodes']} op(s) ({f['ops']}); nnfuzz's graph of it:
+
+```
+{f['graph']}
+```
+
+{f['expected']} The script below loads the model as a `torch.export` program (its ATen graph is printed
+in it) and compiles it the same way:
+
+```python
+{script}
+```
+
+Error logs:
+
+```
+{f['log']}
+```
+
+### Versions
+
+PyTorch {f['version']} ({f['version_id']}), Python {f['python']}, {f['os']}, {f['arch']}, {device}.
+
+cc: oncall: pt2, module: inductor
+"""

@@ -1,0 +1,85 @@
+"""What TVM (Relax) is known to refuse, how its errors name the failing op and the innermost check, how
+a standalone script runs an ONNX model on it, and its tracker's issue template: the knowledge of the tvm
+backends (nnfuzz/backends/tvm.py), kept apart so that reading it imports no TVM."""
+from __future__ import annotations
+
+from nnfuzz.backends.known import Known
+
+KNOWN = (
+    Known(r"operators are not supported for frontend ONNX", note="Relax ONNX frontend lacks the op"),
+    Known(r"only applies to float", note="Relax power/float-only intrinsics on integer inputs"),
+    Known(r"Unsupported (data|element) ?type|unsupported dtype|Cannot convert .*bfloat16",
+          note="dtype not supported by the frontend or codegen"),
+    Known(r"Data type \S+ not supported for \w+ op", note="dtype not supported by a Relax op"),
+    Known(r"(group_norm|layer_norm|instance_norm): only support float32 and float16", dtype="float64",
+          note="Relax's nn.group_norm / layer_norm / instance_norm legalize float32 and float16 only"),
+    Known(r"Unsupported input dtype: \w+", op="TopK",
+          note="TVM's contrib sort/topk runtime kernel lacks the dtype (int16)"),
+    Known(r"TopK k must be a constant|TopK sorted must be 1 for Relax frontend|"
+          r"GroupNormalization currently only supports stash_type=1|for size is currently unsupported|"
+          r"Dynamic Split not yet supported|Only constant axes currently supported|"
+          r"Slice with dynamic parameters does not support ShapeExpr input|Unsupported coordinate_transformation_mode",
+          note="the Relax ONNX frontend refuses, in its own words, an attribute or input form it does not "
+          "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
+          "with computed sizes or an opset-19 coordinate mode (half_pixel_symmetric), Split with computed "
+          "split sizes, a reduction with computed axes, Slice of a shape with computed bounds"),
+)
+
+ERROR_OPS = (r"Error converting operator (\w+)",                         # its ONNX frontend
+             r"operators are not supported for frontend ONNX: (\w+)")
+ERROR_CHECKS = (r"Check failed: (?P<where>.*?)(?: is false)?:(?=\s)",)   # ``Check failed: (cond) is false:``
+
+
+def repro_onnx(device: str):
+    """The script's run of MODEL on ``device`` ("cpu": llvm, "gpu": cuda)."""
+    needs, body = ("apache-tvm (0.27, Relax)", '''
+import tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+model = onnx.load_model_from_string(MODEL)
+dev = {device}
+ex = tvm.compile(from_onnx(model, keep_params_in_input=False), target={target!r})
+vm = relax.VirtualMachine(ex, dev)
+out = vm["main"](*[tvm.runtime.tensor(INPUTS[i.name], dev) for i in model.graph.input])
+out = [out] if isinstance(out, tvm.runtime.Tensor) else list(out)
+OUTPUTS = {o.name: t.numpy() for o, t in zip(model.graph.output, out)}
+''')
+    body = body.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
+    return needs, body.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm"))
+
+
+def issue(f: dict, script: str) -> str:
+    """TVM's: a "[Bug]" title, expected and actual behaviour, environment, steps to reproduce, triage
+    labels."""
+    op = f" in {f['op']}" if f["op"] else ""
+    return f"""# [Bug] [Relax][Frontend][ONNX] {f['what'].split(':')[0]}{op}
+
+### Expected behavior
+
+{f['expected']}
+
+### Actual behavior
+
+{f['what']}
+
+```
+{f['log']}
+```
+
+### Environment
+
+TVM {f['version']} ({f['version_id']}), Python {f['python']}, {f['os']}, target {'cuda' if f['backend'].endswith('gpu') else 'llvm'}.
+
+### Steps to reproduce
+
+The model has {f['nodes']} node(s) ({f['ops']}), ONNX opset {f['opset']}:
+
+```python
+{script}
+```
+
+### Triage
+
+* needs-triage
+* frontend:onnx
+"""
