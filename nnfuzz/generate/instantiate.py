@@ -16,14 +16,15 @@ product that must equal a known value (reshape, groups) is drawn among that valu
 from __future__ import annotations
 
 import random
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from nnfuzz.abstract import symint
 from nnfuzz.abstract.symint import Pred, Term
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError, OpDefinitionError
 from nnfuzz.generate import binning
-from nnfuzz.generate.propagate import CONST, EQ, ITE, MOD, MUL, VAR, Network
+from nnfuzz.generate.intervals import CONST, EQ, ITE, MOD, MUL, VAR
+from nnfuzz.generate.propagate import Network
 
 ATTR_BOUND = 1 << 30  # attribute domains before propagation: [-ATTR_BOUND, ATTR_BOUND]
 VALUE_TRIES = 4  # values tried for one variable before the walk restarts
