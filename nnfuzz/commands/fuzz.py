@@ -78,9 +78,11 @@ def _rewrites(cfg) -> tuple:
 
 def _executor(value) -> str:
     from nnfuzz.errors import ConfigError
+    from nnfuzz.fuzz.executors import EXECUTORS
 
-    if value not in ("local", "ray"):
-        raise ConfigError(f"fuzz.executor={value!r} must be local (sandbox processes here) or ray (Ray actors)")
+    if value not in EXECUTORS:
+        raise ConfigError(f"fuzz.executor={value!r} must be one of {list(EXECUTORS)}: local (sandbox processes "
+                          "here), ray (Ray actors), inprocess (tests only: no sandbox, fuzz/inprocess.py)")
     return value
 
 

@@ -1,5 +1,6 @@
 """Where a campaign's sandboxes and producers run (``fuzz.executor``): ``local`` (processes on this
-machine: fuzz/sandbox.py, fuzz/producers.py) or ``ray`` (actors on a Ray cluster: fuzz/ray_executor.py).
+machine: fuzz/sandbox.py, fuzz/producers.py), ``ray`` (actors on a Ray cluster: fuzz/ray_executor.py)
+or ``inprocess`` (the test tier's: backends run in the campaign's own process, fuzz/inprocess.py).
 An executor says how many lanes to run and makes their sandboxes; the campaign drives them alike."""
 from __future__ import annotations
 
@@ -8,13 +9,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
 
+EXECUTORS = ("local", "ray", "inprocess")  # fuzz.executor's choices
+
 
 def make_executor(cc: CampaignConfig, stack):
-    """Where the lanes' sandboxes run: here (fuzz/sizing.py decides how many) or on Ray."""
+    """Where the lanes' sandboxes run: here (fuzz/sizing.py decides how many), on Ray, or in this
+    process (tests)."""
     if cc.executor == "ray":
         from nnfuzz.fuzz.ray_executor import RayExecutor
 
         return stack.enter_context(RayExecutor(cc.ray_address))
+    if cc.executor == "inprocess":
+        from nnfuzz.fuzz.inprocess import InProcessExecutor
+
+        return InProcessExecutor()
     return LocalExecutor()
 
 

@@ -59,6 +59,27 @@ class RunResult:
         return self.status == "ok"
 
 
+def result_of(answer: tuple, seconds: dict, output: str = "", rlimit_as_mb=None) -> RunResult:
+    """The RunResult of a worker's answer to a run (fuzz/worker.py run_backend: "ok" or "error"), with
+    the worker's seconds added to ``seconds``. ``output``: what the worker printed during the run;
+    ``rlimit_as_mb``: its address-space limit, named when an allocation failed (a crash). nnfuzz's own
+    model building failing in the worker raises ModelBuildError: no verdict of the system's."""
+    if answer[0] == "ok":
+        _, outputs, worker_s = answer
+        seconds.update(worker_s)
+        return RunResult("ok", "execute", outputs, seconds=seconds)
+    _, stage, exc_type, summary, tb, worker_s, oom = answer
+    seconds.update(worker_s)
+    detail = tb + (f"\n--- worker output ---\n{output}" if output.strip() else "")
+    if oom:
+        return RunResult("crash", stage, None,
+                         f"memory limit exceeded ({summary}; address-space limit {rlimit_as_mb} MiB)",
+                         detail, seconds=seconds, exc_type=exc_type)
+    if exc_type == "nnfuzz.errors.ModelBuildError":
+        raise ModelBuildError(f"{summary}\n{detail}")
+    return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type)
+
+
 class Sandbox:
     """A backend behind a worker process. See the module docstring."""
 
@@ -294,28 +315,15 @@ class Sandbox:
             kind = msg[0]
             if kind == "stage":
                 stage = msg[1]
-            elif kind == "ok":
-                _, outputs, worker_s = msg
-                seconds.update(worker_s)
+            elif kind in ("ok", "error"):
+                res = result_of(msg, seconds, w.log_since(mark) if kind == "error" else "",
+                                w.info.get("rlimit_as_mb"))
                 self._ipc(seconds, t0)
-                self._recycle_if_bloated(w)
-                return RunResult("ok", "execute", outputs, seconds=seconds)
-            elif kind == "error":
-                _, stage, exc_type, summary, tb, worker_s, oom = msg
-                seconds.update(worker_s)
-                self._ipc(seconds, t0)
-                out = w.log_since(mark)
-                detail = tb + (f"\n--- worker output ---\n{out}" if out.strip() else "")
-                if oom:
+                if res.status == "crash":  # out of memory: the worker goes
                     self._drop()
-                    lim = w.info.get("rlimit_as_mb")
-                    return RunResult("crash", stage, None,
-                                     f"memory limit exceeded ({summary}; address-space limit {lim} MiB)",
-                                     detail, seconds=seconds, exc_type=exc_type)
-                self._recycle_if_bloated(w)
-                if exc_type == "nnfuzz.errors.ModelBuildError":
-                    raise ModelBuildError(f"{summary}\n{detail}")
-                return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type)
+                else:
+                    self._recycle_if_bloated(w)
+                return res
             else:
                 raise InternalError(f"unexpected message from the worker: {kind!r}")
 

@@ -68,9 +68,7 @@ def _init(conn, spec: dict):
     for p in spec.get("sys_path", []):
         if p not in sys.path:
             sys.path.append(p)
-    import dataclasses
-
-    from nnfuzz.backends.base import BackendInfo, BackendUnavailable
+    from nnfuzz.backends.base import BackendUnavailable
 
     try:
         cls = _load_backend(spec)
@@ -82,9 +80,7 @@ def _init(conn, spec: dict):
         conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
         return None
     try:
-        backend = cls(**spec.get("options", {}))
-        backend.warm_up()
-        info = {**dataclasses.asdict(BackendInfo.of(backend)), "pid": os.getpid()}
+        backend, info = make_backend(cls, spec.get("options", {}))
     except Exception as e:
         conn.send(("init_error", _exc_type(e), str(e), traceback.format_exc()))
         return None
@@ -109,6 +105,19 @@ def _init(conn, spec: dict):
     return backend
 
 
+def make_backend(cls, options: dict):
+    """An instance of backend class ``cls`` with ``options``, warmed up, and its facts (the BackendInfo
+    fields as a dict, with this process's ``pid``): what a worker does once its class is loaded and
+    available (the in-process executor too: fuzz/inprocess.py)."""
+    import dataclasses
+
+    from nnfuzz.backends.base import BackendInfo
+
+    backend = cls(**options)
+    backend.warm_up()
+    return backend, {**dataclasses.asdict(BackendInfo.of(backend)), "pid": os.getpid()}
+
+
 def _as_arrays(outputs):
     import numpy as np
 
@@ -121,7 +130,11 @@ def _is_oom(e: BaseException) -> bool:
     return isinstance(e, MemoryError) or "std::bad_alloc" in str(e)
 
 
-def _run(conn, backend, model_bytes, inputs) -> None:
+def run_backend(backend, model_bytes, inputs, entering=None) -> tuple:
+    """Compile ``model_bytes`` on ``backend`` and run it on ``inputs``: the answer to a "run" message,
+    ``("ok", outputs, seconds)`` or ``("error", stage, type, summary, traceback, seconds, oom)`` (see the
+    protocol above; fuzz/sandbox.py result_of makes it a RunResult). ``entering("execute")`` is called
+    when the compile is done. Only an ``Exception`` becomes an error: anything else passes through."""
     seconds = {}
     stage = "compile"
     try:
@@ -129,19 +142,31 @@ def _run(conn, backend, model_bytes, inputs) -> None:
         compiled = backend.compile(model_bytes)
         seconds["compile"] = time.perf_counter() - t
         stage = "execute"
-        conn.send(("stage", "execute"))
+        if entering is not None:
+            entering(stage)
         t = time.perf_counter()
         outputs = _as_arrays(backend.run(compiled, inputs))
         seconds["execute"] = time.perf_counter() - t
         del compiled
     except Exception as e:
-        conn.send(("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e)))
-        return
+        return ("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e))
+    return ("ok", outputs, seconds)
+
+
+def unsendable(answer: tuple, e: BaseException) -> tuple:
+    """(Inside the ``except`` for ``e``.) The error answer for an ``answer`` whose outputs could not be
+    sent back (pickled); nothing of it was sent yet."""
+    seconds = answer[2]
+    return ("error", "execute", _exc_type(e), "outputs could not be sent back: " + summarize(e),
+            traceback.format_exc(), seconds, _is_oom(e))
+
+
+def _run(conn, backend, model_bytes, inputs) -> None:
+    answer = run_backend(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)))
     try:
-        conn.send(("ok", outputs, seconds))
+        conn.send(answer)
     except Exception as e:  # an output that cannot be pickled; nothing was written yet
-        conn.send(("error", stage, _exc_type(e), "outputs could not be sent back: " + summarize(e),
-                   traceback.format_exc(), seconds, _is_oom(e)))
+        conn.send(unsendable(answer, e))
 
 
 def main(argv=None) -> int:

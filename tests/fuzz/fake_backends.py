@@ -1,0 +1,229 @@
+"""Test-tier backends for the in-process executor (``fuzz.executor=inprocess``, nnfuzz/fuzz/inprocess.py):
+they compute in numpy, start in no time, and fail on request, including the failures only a worker
+process shows (a death by signal, a hang, a stop signal during a run), so that campaign logic is tested
+in milliseconds. They run in the test's process: no ONNX Runtime, no native code of a system.
+
+``FakeBackend`` takes ONNX models and computes them with ONNX's own numpy reference evaluator;
+``FakeGirBackend`` takes nnfuzz graphs (the ``gir`` format) and computes them with nnfuzz's numpy
+reference (nnfuzz/reference/), so a campaign for it exports no ONNX at all.
+
+Backend option ``always`` names a fault applied to every model (``name`` or ``name@compile`` /
+``name@execute``; the default stage is in FAULTS); ``after=N`` spares this backend's first N models;
+``once=KEY`` limits the fault to the first model of all backends given that KEY (the lanes of one
+campaign). Faults: wrong (outputs + 1), nan (NaN outputs), crash (the worker dies by SIGSEGV: a crash
+with its signal), hang (past any time limit: a timeout), slow (takes ``slow_s`` simulated seconds,
+default 2, then succeeds), raise (RuntimeError), unsupported (ONNX Runtime's NOT_IMPLEMENTED error),
+oom (MemoryError: a memory crash), nnfuzzbuild (nnfuzz's own model building fails: ModelBuildError),
+unpicklable (an output that cannot be sent back), stop (a SIGTERM arrives during the run).
+"""
+from __future__ import annotations
+
+import signal
+import threading
+
+import numpy as np
+
+from nnfuzz.backends.base import Backend
+from nnfuzz.errors import ConfigError
+from nnfuzz.fuzz import inprocess
+
+FAULTS = {"wrong": "execute", "nan": "execute", "crash": "execute", "hang": "execute", "slow": "compile",
+          "raise": "compile", "unsupported": "compile", "oom": "execute", "nnfuzzbuild": "compile",
+          "unpicklable": "execute", "stop": "execute"}
+OUTPUT_FAULTS = {"wrong", "nan", "unpicklable"}  # change the outputs (applied after the run)
+UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
+                    "FakeOp(1) node with name 'fake'")
+
+_claimed: set = set()  # ``once`` keys whose one fault was taken
+_claim_lock = threading.Lock()
+
+
+def _inject(fault: str, slow_s: float) -> None:
+    if fault == "crash":
+        inprocess.die(signal.SIGSEGV, "fake backend: segmentation fault")
+    elif fault == "hang":
+        inprocess.take(float("inf"))
+    elif fault == "slow":
+        inprocess.take(slow_s)
+    elif fault == "raise":
+        raise RuntimeError("injected failure")
+    elif fault == "unsupported":
+        raise RuntimeError(UNSUPPORTED_TEXT)
+    elif fault == "oom":
+        raise MemoryError("fake backend: cannot allocate 64 GiB")
+    elif fault == "nnfuzzbuild":
+        from nnfuzz.errors import ModelBuildError
+
+        raise ModelBuildError("building the model failed: injected")
+    elif fault == "stop":
+        inprocess.interrupt(signal.SIGTERM)
+
+
+def _change(outputs: dict, fault: str) -> dict:
+    if fault == "wrong":
+        return {k: v + 1 for k, v in outputs.items()}
+    if fault == "nan":
+        return {k: np.full_like(v, np.nan) for k, v in outputs.items()}
+    if fault == "unpicklable":
+        return {k: (lambda v=v: v) for k, v in outputs.items()}
+    return outputs
+
+
+class FakeBackend(Backend):
+    """ONNX models computed by ``onnx.reference.ReferenceEvaluator``; faults as the module says."""
+
+    name = "fake-cpu"
+    engine = "ort"  # speaks ONNX Runtime's error dialect (``unsupported``)
+    device = "cpu"
+
+    def __init__(self, always: str | None = None, after: int = 0, once: str | None = None, slow_s: float = 2.0,
+                 **options):
+        super().__init__(always=always, after=after, once=once, slow_s=slow_s, **options)
+        fault, _, stage = (always or "").partition("@")
+        if always is not None and (fault not in FAULTS or stage not in ("", "compile", "execute")):
+            raise ConfigError(f"backend.options.always={always!r}; valid: a fault of {sorted(FAULTS)}, "
+                              "optionally @compile or @execute")
+        self.fault, self.stage = fault or None, stage or FAULTS.get(fault)
+        self.after, self.once, self.slow_s = int(after), once, float(slow_s)
+        self.models = 0
+
+    @property
+    def version(self) -> str:
+        return "1.0-fake"
+
+    @property
+    def version_id(self) -> str:
+        return "fake+numpy" + np.__version__
+
+    def _hits(self) -> bool:
+        """Whether this model gets the fault (counted per model, at its compile)."""
+        self.models += 1
+        if self.fault is None or self.models <= self.after:
+            return False
+        if self.once is None:
+            return True
+        with _claim_lock:
+            if self.once in _claimed:
+                return False
+            _claimed.add(self.once)
+            return True
+
+    def compile(self, model_bytes: bytes):
+        fault = self.fault if self._hits() else None
+        if fault is not None and self.stage == "compile":
+            _inject(fault, self.slow_s)
+        return self.build(model_bytes), fault
+
+    def run(self, compiled, inputs):
+        model, fault = compiled
+        if fault is not None and self.stage == "execute":
+            _inject(fault, self.slow_s)
+        outputs = self.evaluate(model, inputs)
+        return _change(outputs, fault) if fault in OUTPUT_FAULTS else outputs
+
+    # -- the computation (overridden by the variants) ---------------------------------------------
+
+    def build(self, model_bytes: bytes):
+        from onnx.reference import ReferenceEvaluator
+
+        return ReferenceEvaluator(model_bytes)
+
+    def evaluate(self, model, inputs: dict) -> dict:
+        wanted = set(model.input_names)
+        outs = model.run(None, {k: v for k, v in inputs.items() if k in wanted})
+        return {name: np.asarray(v) for name, v in zip(model.output_names, outs)}
+
+
+class FakeGirBackend(FakeBackend):
+    """nnfuzz graphs (the ``gir`` format) computed by nnfuzz's numpy reference."""
+
+    name = "fakegir-cpu"
+    formats = ("gir",)
+
+    def build(self, model_bytes: bytes):
+        from nnfuzz.materialize.portable import unpack
+
+        return unpack(model_bytes)
+
+    def evaluate(self, model, inputs: dict) -> dict:
+        from nnfuzz.reference import evaluate
+
+        gir, weights = model
+        values = evaluate(gir, weights, inputs)
+        return {name: values[name] for name in gir.outputs}
+
+
+class FakeRewriteWrongBackend(FakeBackend):
+    """Right on every model except one holding a local function of the metamorphic oracle's rewrite
+    domain, where its outputs are off by one: a bug only the metamorphic oracle can see."""
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        rewritten = any(o.domain == "nnfuzz.rewrite" for o in onnx.load_model_from_string(model_bytes).opset_import)
+        return super().compile(model_bytes), rewritten
+
+    def run(self, compiled, inputs):
+        inner, rewritten = compiled
+        outputs = super().run(inner, inputs)
+        return _change(outputs, "wrong") if rewritten else outputs
+
+
+class FakeInvalidBackend(FakeBackend):
+    """Checks each model with the full ONNX checker and, on an invalid one, does ``on_invalid``: "crash"
+    (dies by SIGSEGV), "reject" (a clean ValueError) or "accept-wrong-type" (accepts it and returns every
+    declared output as float64 zeros of shape [1], contradicting the types the model declares)."""
+
+    def __init__(self, on_invalid: str = "crash", **options):
+        super().__init__(**options)
+        self.choice("on_invalid", on_invalid, ("crash", "reject", "accept-wrong-type"))
+        self.on_invalid = on_invalid
+
+    def compile(self, model_bytes: bytes):
+        import onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception as e:  # noqa: BLE001 - any checker complaint: the model is invalid
+            if self.on_invalid == "crash":
+                inprocess.die(signal.SIGSEGV, f"fake backend: invalid model ({e})")
+            if self.on_invalid == "reject":
+                raise ValueError(f"invalid model: {e}") from None
+            return "wrong-type", [o.name for o in model.graph.output]
+        return super().compile(model_bytes)
+
+    def run(self, compiled, inputs):
+        if compiled[0] == "wrong-type":
+            return {name: np.zeros((1,), dtype=np.float64) for name in compiled[1]}
+        return super().run(compiled, inputs)
+
+
+SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]  # finite reference outputs every time
+
+
+def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, **kw):
+    """``run_campaign`` on the in-process executor with ``backend`` (a class of this module) and its
+    ``options``: small float32 graphs of SAFE_OPS from ``seed`` (None: drawn), 60 s bound, no probing.
+    Returns (counters, the campaign's config)."""
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.generate.policy import GenPolicy
+
+    kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, seed=seed))
+    kw.setdefault("time_s", 60.0)
+    cc = CampaignConfig(backend=globals()[backend].name, backend_options=options or {},
+                        backend_path=f"{__name__}:{backend}", out=out, ui="plain", probe=False,
+                        executor="inprocess", **kw)
+    return run_campaign(cc), cc
+
+
+def records(out) -> list:
+    """The lines of ``out``'s campaign.jsonl."""
+    import json
+
+    return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+
+
+def folders(out) -> list:
+    """``out``'s bug folders, in order."""
+    return sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()) if out.is_dir() else []
