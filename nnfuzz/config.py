@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 from typing import List, Sequence
 
+from nnfuzz.backends.registry import config_overrides
 from nnfuzz.errors import ConfigError
 
 
@@ -32,6 +33,7 @@ def load_config(overrides: List[str]):
     for o in overrides:
         if "=" not in o:
             raise ConfigError(f"argument {o!r} is not key=value; example: `nnfuzz generate n=5 mgen.seed=1`")
+    overrides = config_overrides(overrides, conf_dir())  # backend=<a plug-in's name>
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
             cfg = compose(config_name="main", overrides=list(overrides))
@@ -55,7 +57,7 @@ def keys_help(sections: Sequence[str], overrides: List[str]) -> str:
     cfg = OmegaConf.to_container(load_config(overrides), resolve=True)  # bad keys fail here as on a run
     conf = conf_dir()
     with initialize_config_dir(config_dir=str(conf), version_base=None):
-        full = compose(config_name="main", overrides=list(overrides), return_hydra_config=True)
+        full = compose(config_name="main", overrides=config_overrides(overrides, conf), return_hydra_config=True)
     choices = {g: str(c) for g, c in full.hydra.runtime.choices.items() if not g.startswith("hydra")}
     rows = key_lines(cfg, sections, config_help(conf, choices), conf, choices)
     return format_rows(rows)

@@ -84,3 +84,21 @@ def get_backend(name: str, **options):
     cls = backend_class(name)
     cls.check_available()
     return cls(**options)
+
+
+PLUGIN_GROUP_OPTION = "plugin"  # conf/backend/plugin.yaml: the config of a backend with no YAML of its own
+
+
+def config_overrides(overrides, conf) -> list:
+    """``overrides`` with ``backend=NAME`` for a backend that has no ``conf/backend/NAME.yaml`` (an entry
+    point's name, or "module:Class") turned into ``backend=plugin backend.name=NAME`` (its options then
+    come as ``+backend.options.KEY=VALUE``). An unknown name fails here with the list of known ones."""
+    out = []
+    for o in overrides:
+        key, _, name = o.partition("=")
+        if key == "backend" and name and not (conf / "backend" / f"{name}.yaml").is_file():
+            target_of(name)  # unknown: ConfigError listing the known names
+            out += [f"backend={PLUGIN_GROUP_OPTION}", f"backend.name={name}"]
+        else:
+            out.append(o)
+    return out
