@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from nnfuzz.generate.graph_state import topological_order
 from nnfuzz.materialize.search import SearchConfig
 
 REDRAWS = 4  # fresh draws of an insertion's new placeholders before the search is asked
@@ -201,7 +202,6 @@ def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig
 def partial_graph(gen, only=None):
     """The generator's graph so far as a GraphIR: every placeholder an input, in topological order;
     with ``only`` (instructions), just them and what they depend on."""
-    from nnfuzz.generate.graph_state import topological_order
     from nnfuzz.gir import GraphIR
 
     insts = topological_order(gen.insts, set(gen.placeholders))
@@ -228,8 +228,6 @@ def _affected(gen, inst) -> List:
     out = set(inst.outputs)
     if not any(out & set(i.inputs) for i in gen.insts):
         return [inst]
-    from nnfuzz.generate.graph_state import topological_order
-
     order = []
     for i in topological_order(gen.insts, set(gen.placeholders)):
         if i is inst or set(i.inputs) & out:
@@ -240,8 +238,6 @@ def _affected(gen, inst) -> List:
 
 def _downstream(gen, moved: set, order: List) -> List:
     """``order``'s instructions and those reading, directly or not, a var in ``moved``, in topological order."""
-    from nnfuzz.generate.graph_state import topological_order
-
     keep, changed = {id(i) for i in order}, set(moved)
     out = []
     for i in topological_order(gen.insts, set(gen.placeholders)):
