@@ -1,0 +1,81 @@
+"""The oracles' campaign paths on the in-process executor (``fuzz.executor=inprocess``) with the test
+tier's fake backends (tests/fuzz/fake_backends.py): the metamorphic oracle catches a system wrong only on
+the rewritten model (and the pair replays), disruptive mode (mgen.invalid) saves a crash on an invalid
+model, nothing for a clean rejection, and a silent acceptance only when the outputs contradict the
+declared types; a system taking nnfuzz graphs is sent no ONNX. test_noref_oracles.py runs the same on
+real worker processes."""
+import pytest
+from fake_backends import SAFE_OPS, fake_campaign, folders, records
+
+from nnfuzz.fuzz.inprocess import InProcessSandbox
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.triage.bugstore import REWRITE_FILE, load_bug
+from nnfuzz.triage.repro import REPRODUCED, replay
+from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+INVALID = GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, invalid=1.0, seed=1)
+
+
+def test_a_system_wrong_only_on_the_rewrite_is_caught_and_the_pair_replays(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeRewriteWrongBackend", oracle="metamorphic",
+                                 rewrites=("function",), max_tests=3)
+    assert counters.tests == 3 and counters.verdicts == {"inconsistency": 3}, counters
+    bug = load_bug(folders(cc.out)[0])
+    assert (bug.path / REWRITE_FILE).is_file() and bug.rewrite_bytes is not None
+    assert bug.meta.oracle["kind"] == "metamorphic" and bug.meta.rewrite["failed"] == "pair"
+    assert bug.meta.oracle["expected"]["model"] == REWRITE_FILE
+    assert bug.meta.rewrite["steps"] and all(s["kind"] == "function" for s in bug.meta.rewrite["steps"])
+    assert "rewrite function" in bug.meta.signature and bug.meta.first_divergent_node is None
+    assert bug.oracle["output"] is not None  # the original model's outputs on the same system
+    wrong = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeRewriteWrongBackend")
+    assert replay(bug, wrong, DEFAULT_TOLERANCES).outcome == REPRODUCED
+    right = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeBackend")
+    assert replay(bug, right, DEFAULT_TOLERANCES, same_system=False).outcome != REPRODUCED
+
+
+def test_a_system_right_on_both_models_passes_the_metamorphic_oracle(tmp_path):
+    # every rewrite kind but loop: ONNX's reference evaluator, which the fake backend computes with, fails
+    # on some Loop rewrites of a Transpose (ValueError: need at least one array to concatenate)
+    kinds = ("extra-output", "fan-out", "function", "function-chain", "if", "reorder", "respell")
+    counters, cc = fake_campaign(tmp_path / "bugs", oracle="metamorphic", rewrites=kinds, max_tests=6)
+    assert counters.tests == 6 and counters.verdicts == {"pass": 6} and not folders(cc.out), counters
+    tested = [r for r in records(cc.out) if r.get("verdict") == "pass"]
+    assert all(r["rewrite"] for r in tested)  # each test ran a rewritten twin
+
+
+def test_a_crash_on_an_invalid_model_is_saved_as_a_crash(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"on_invalid": "crash"}, backend="FakeInvalidBackend",
+                                 policy=INVALID, max_tests=2, rerun=False)
+    assert counters.verdicts == {"crash": 2}, counters
+    bug = load_bug(folders(cc.out)[0])  # model.onnx is invalid on purpose: loaded without the checker
+    assert bug.meta.symptom == "crash" and bug.meta.signal == 11
+    assert bug.meta.invalid["rule"] in ("dtype", "rank", "shape", "attribute", "missing-input")
+    assert bug.meta.oracle["kind"] == "invalid" and bug.meta.invalid["node"] in bug.meta.invalid["checker"]
+    assert sum(counters.invalid.values()) == 2 and all(k.endswith(": crash") for k in counters.invalid)
+
+
+def test_a_clean_rejection_of_an_invalid_model_saves_nothing(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"on_invalid": "reject"}, backend="FakeInvalidBackend",
+                                 policy=INVALID, max_tests=4)
+    assert counters.tests == 4 and counters.bugs_saved == 0, counters
+    assert sum(counters.invalid.values()) == 4 and all(k.endswith(": rejected") for k in counters.invalid)
+    assert sum("invalid" in r for r in records(cc.out)) == 4
+
+
+def test_silent_acceptance_is_saved_only_when_outputs_contradict_the_declared_types(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"on_invalid": "accept-wrong-type"},
+                                 backend="FakeInvalidBackend", policy=INVALID, max_tests=2, rerun=False)
+    assert counters.verdicts == {"inconsistency": 2}, counters
+    bug = load_bug(folders(cc.out)[0])
+    assert "accepted an invalid model" in bug.meta.summary and "declared float32" in bug.meta.summary
+    assert bug.meta.signature.startswith(f"fake-cpu | inconsistency | invalid {bug.meta.invalid['rule']}")
+
+
+@pytest.mark.parametrize("fault, verdict", [(None, "pass"), ("wrong", "inconsistency")])
+def test_a_system_taking_nnfuzz_graphs_is_sent_graphs(tmp_path, fault, verdict):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"always": fault} if fault else {}, backend="FakeGirBackend",
+                                 max_tests=3, rerun=False)
+    assert counters.verdicts == {verdict: 3} and counters.formats == {"gir": 3}, counters
+    for p in folders(cc.out):
+        bug = load_bug(p)
+        assert bug.meta.format == "gir" and bug.meta.system == "fakegir-cpu" and not (p / "model.onnx").exists()
