@@ -38,16 +38,21 @@ _run = threading.local()  # the run in progress in this thread: its time limit (
 
 
 class _Died(BaseException):
+    """``die``: a BaseException, so that no ``except Exception`` of the backend's or the worker code's
+    mistakes it for an error (in a worker process it would end the worker: a crash there too)."""
+
     def __init__(self, signum: int, output: str):
         super().__init__(f"killed by {signal_name(signum)}")
         self.signum, self.output = signum, output
 
 
 class _TimedOut(BaseException):
-    pass
+    """``take`` past the run's time limit."""
 
 
 class _Interrupted(BaseException):
+    """``interrupt``: a stop signal during the run."""
+
     def __init__(self, signum: int):
         super().__init__(signal_name(signum))
         self.signum = signum

@@ -1,7 +1,8 @@
 """Test-tier backends for the in-process executor (``fuzz.executor=inprocess``, nnfuzz/fuzz/inprocess.py):
 they compute in numpy, start in no time, and fail on request, including the failures only a worker
 process shows (a death by signal, a hang, a stop signal during a run), so that campaign logic is tested
-in milliseconds. They run in the test's process: no ONNX Runtime, no native code of a system.
+in milliseconds. They run in the test's process: no ONNX Runtime, no native code of a system. (In a
+worker process, fuzz.executor=local, the simulated faults differ: hang and slow take no time there.)
 
 ``FakeBackend`` takes ONNX models and computes them with ONNX's own numpy reference evaluator;
 ``FakeGirBackend`` takes nnfuzz graphs (the ``gir`` format) and computes them with nnfuzz's numpy

@@ -5,6 +5,7 @@ takes a fraction of a second; test_signals.py and test_resume.py do the same wit
 real signals)."""
 import json
 
+import pytest
 from fake_backends import fake_campaign, folders, records
 
 from nnfuzz.fuzz.resume import STATE_FILE
@@ -125,3 +126,14 @@ def test_the_guide_state_is_kept_logged_and_resumed(tmp_path):
     fake_campaign(out, {"always": "wrong"}, max_tests=2, rerun=False, seed=None)
     again = json.loads((out / FILE).read_text())
     assert again["graphs"] >= state["graphs"] + 2 and again["triggers"][0] == state["triggers"][0]
+
+
+def test_a_corrupt_guide_state_stops_the_campaign_and_loses_nothing(tmp_path):
+    from nnfuzz.fuzz.guidestate import FILE, GuideStateError
+
+    out = tmp_path / "bugs"
+    out.mkdir()
+    (out / FILE).write_text("{truncated")
+    with pytest.raises(GuideStateError, match="mgen.guide=none"):
+        fake_campaign(out, {"always": "wrong"}, max_tests=1)
+    assert (out / FILE).read_text() == "{truncated" and sorted(p.name for p in out.iterdir()) == [FILE]
