@@ -23,7 +23,6 @@ backend cannot run here.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -121,18 +120,15 @@ def _flag(v, name: str) -> bool:
 
 
 def run(cfg) -> int:
-    from nnfuzz.fuzz.campaign import run_campaign
-    from nnfuzz.fuzz.expected import expected_side
+    from nnfuzz.fuzz.campaign import run_campaign, settle
     from nnfuzz.fuzz.stopping import EXIT_CODE
     from nnfuzz.ui import use_rich
 
-    from nnfuzz.fuzz.resume import plan
-
-    cc = plan(campaign_config(cfg))  # the store's tested seeds (a resumed campaign goes on from them)
-    cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())  # mgen.seed=null: drawn here
+    # the store's tested seeds (a resumed campaign goes on from them), the seed (mgen.seed=null: drawn
+    # here) and the oracles (unknown names, impossible oracles: ConfigError)
+    cc, oracles = settle(campaign_config(cfg))
     use_rich(cc.ui)  # validates ui= before anything slow
-    expected_side(cc.oracle, cc.backend, cc.backend_options, cc.cmp_with)  # unknown names, impossible oracles
-    counters = run_campaign(cc)
+    counters = run_campaign(cc, oracles)
     print(json.dumps({
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
         "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,

@@ -5,7 +5,8 @@ another system) driven by a thread of the campaign process. The system runs in t
 process, so a lane's thread mostly waits on it and the lanes' tests overlap; a crash or hang kills only
 that lane's worker, which restarts on the lane's next run (fuzz/sandbox.py) while the other lanes go on.
 The threads share the campaign's model source (producers, or generation in the lane's thread) and hand
-every verdict to the campaign's ``consume``; the campaign process alone writes the bug store, the dedup
+each model with their lane to the campaign's ``consume`` (the pool drives the campaign through the few
+methods of ``Driver``, never its state); the campaign process alone writes the bug store, the dedup
 index and the log, under the campaign's lock. The lanes' sandboxes are local (fuzz/sandbox.py) or Ray
 actors (fuzz/ray_executor.py): this module does not tell them apart.
 
@@ -15,12 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Protocol
 
 from nnfuzz.fuzz.stopping import Stopped
-
-STATE_EVERY_S = 5.0   # how often the main thread records the seeds tested (fuzz/resume.py)
-
 
 class Exhausted(Exception):
     """The model source has nothing more to give (every migrated test was taken)."""
@@ -32,10 +30,11 @@ class LostTest(Exception):
 
 
 class Lane:
-    """One sandbox (and its expected side's) and what it is doing, for the status panel."""
+    """One sandbox of the system under test (and its own expected-side sandbox, when another run of the
+    model is the expected side) and what it is doing, for the status panel."""
 
-    def __init__(self, name: str, sandbox, expected=None):
-        self.name, self.sandbox, self.expected = name, sandbox, expected
+    def __init__(self, name: str, sandbox, expected_sandbox=None):
+        self.name, self.sandbox, self.expected_sandbox = name, sandbox, expected_sandbox
         self.state = "starting"
         self.tests = 0
         self._starter: Optional[threading.Thread] = None
@@ -45,9 +44,8 @@ class Lane:
         """Start the sandboxes in a thread: their imports overlap the probe and the other lanes' tests."""
         def start():
             try:
-                for sb in (self.sandbox, self.expected):
-                    if sb is not None:
-                        sb.start()
+                for sb in self.sandboxes():
+                    sb.start()
                 self.state = "ready"
             except BaseException as e:  # raised by wait_started, in the lane's own thread
                 self._start_error = e
@@ -62,6 +60,9 @@ class Lane:
             self._starter = None
         if self._start_error is not None:
             raise self._start_error
+
+    def sandboxes(self) -> list:
+        return [sb for sb in (self.sandbox, self.expected_sandbox) if sb is not None]
 
     def describe(self) -> str:
         restarts = max(0, getattr(self.sandbox, "workers_started", 1) - 1)
@@ -81,9 +82,8 @@ def close_lanes(lanes: List[Lane]) -> None:
     for lane in lanes:
         if lane._starter is not None:  # a sandbox closed while it starts could be left running
             lane._starter.join()
-        for sb in (lane.sandbox, lane.expected):
-            if sb is not None:
-                sb.close()
+        for sb in lane.sandboxes():
+            sb.close()
 
 
 def _join(threads, tick: Callable[[], None]) -> None:
@@ -95,13 +95,26 @@ def _join(threads, tick: Callable[[], None]) -> None:
         tick()
 
 
+class Driver(Protocol):
+    """What the pool needs of a campaign (fuzz/campaign.py Campaign)."""
+
+    stop: object                                  # the StopRequest (fuzz/stopping.py)
+
+    def left(self) -> float: ...
+    def enough(self) -> bool: ...
+    def claim(self) -> bool: ...
+    def release(self) -> None: ...
+    def consume(self, lane: Lane, p, worker: Optional[str] = None) -> None: ...
+    def lost(self, p, why: str) -> None: ...
+    def tick(self) -> None: ...
+
+
 class Pool:
     """Runs the campaign's tests on its lanes until the time bound, max_tests or a stop."""
 
-    def __init__(self, campaign, lanes: List[Lane]):
+    def __init__(self, campaign: Driver, lanes: List[Lane]):
         self.c, self.lanes = campaign, lanes
         self.error: Optional[BaseException] = None
-        campaign.pair_lanes(lanes)
 
     def run(self, next_model: Callable[[], object]) -> None:
         """``next_model()``: a Produced, None (nothing yet), or raises Exhausted. Raises Stopped after
@@ -114,14 +127,10 @@ class Pool:
                                     name=f"nnfuzz-lane-{lane.name}") for lane in self.lanes]
         for t in threads:
             t.start()
-        _join(threads, self._tick)
+        _join(threads, self.c.tick)
         if self.error is not None and not isinstance(self.error, Stopped):
             raise self.error
         c.stop.check()
-
-    def _tick(self) -> None:
-        self.c.status.refresh()
-        self.c.record_seeds(every=STATE_EVERY_S)
 
     def _guarded(self, lane: Lane, next_model) -> None:
         try:
@@ -151,41 +160,37 @@ class Pool:
                     continue
                 lane.state = f"testing seed {p.seed}"
                 try:
-                    c.consume(lane.sandbox, p, lane.name)
+                    c.consume(lane, p, lane.name)
                 except LostTest as e:
                     c.lost(p, str(e))
             finally:
                 c.release()
             lane.tests += 1
             if main:
-                self._tick()
+                c.tick()
         lane.state = "done"
 
 
-def inline_source(c, lock: threading.Lock) -> Callable[[], object]:
-    """Models generated in the lane's own thread, seed after seed (``fuzz.producers=0``)."""
-    from nnfuzz.fuzz.produce import produce
-
+def inline_source(make: Callable[[int], object], stop) -> Callable[[], object]:
+    """Models made in the lane's own thread by ``make(i)``, the campaign's i-th model (``fuzz.producers=0``)."""
+    lock = threading.Lock()
     counter = [0]
 
     def next_model():
         with lock:
             i = counter[0]
             counter[0] += 1
-        with c.stop.interruptible():  # (main thread only) nothing is written while a model is made
-            if not c.guide.enabled:
-                return produce(c.cfg, c.ops, c.rows, c.seed_at(i), c.left())
-            with c.lock:  # the coverage guide's state is shared with the lanes' accounting
-                return produce(c.cfg, c.ops, c.rows, c.seed_at(i), c.left(), c.guide.guide)
+        with stop.interruptible():  # (main thread only) nothing is written while a model is made
+            return make(i)
 
     return next_model
 
 
-def queue_source(producers, c) -> Callable[[], object]:
+def queue_source(producers, left: Callable[[], float]) -> Callable[[], object]:
     """Models from producer processes or actors (``get`` is safe to call from several threads)."""
 
     def next_model():
-        return producers.get(timeout=min(0.25, max(0.01, c.left())))
+        return producers.get(timeout=min(0.25, max(0.01, left())))
 
     return next_model
 

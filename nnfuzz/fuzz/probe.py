@@ -51,11 +51,12 @@ def cache_path(info, opset) -> Path:
     return cache_dir() / f"{info.name}-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.json"
 
 
-def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
-    """Probe (or load from cache) and return ``ops``; the campaign's generator rows are limited to
-    the supported ones via ``campaign.rows``. Prints what was found."""
+def probe_support(sandbox, ops: List[type], cc, export, clock) -> Tuple[List[type], Dict[str, set]]:
+    """Probe (or load from cache, per backend version and the newest opset of ``export``, the campaign's
+    model template) the op x dtype rows of ``ops``, within ``clock``'s time; (the ops with a supported
+    row, {op name: its supported rows}) limit the campaign's generator. Prints what was found."""
     info = sandbox.backend_info
-    path = cache_path(info, _probe_spec(cc).opset)
+    path = cache_path(info, _probe_spec(export).opset)
     cached: Dict[str, Dict[str, bool]] = json.loads(path.read_text()) if path.is_file() else {}
     todo = []
     for cls in ops:
@@ -65,7 +66,7 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     t0 = time.monotonic()
     errors: Dict[str, str] = {}
     if todo:
-        _probe_batches(sandbox, todo, cc, campaign, cached, errors)
+        _probe_batches(sandbox, todo, cc, export, clock, cached, errors)
         _write_json(path, cached)
     unsupported = sorted(f"{op}[{k}]" for op, rows in cached.items() for k, ok in rows.items() if not ok)
     n_rows = sum(len(v) for v in cached.values())
@@ -75,17 +76,17 @@ def probe_support(sandbox, ops: List[type], cc, campaign) -> List[type]:
     if cc.debug:
         for item in unsupported:
             print(f"  unsupported: {item}" + (f": {errors[item]}" if item in errors else ""), flush=True)
-    campaign.rows = {op: {parse_row(k) for k, ok in rows.items() if ok} for op, rows in cached.items()}
-    return [c for c in ops if campaign.rows.get(c.name, True)]
+    supported = {op: {parse_row(k) for k, ok in rows.items() if ok} for op, rows in cached.items()}
+    return [c for c in ops if supported.get(c.name, True)], supported
 
 
-def _probe_spec(cc):
+def _probe_spec(export):
     """Rows are probed at the newest opset the campaign writes, in the canonical spelling."""
-    return dataclasses.replace(cc.export, opset=cc.export.range[1] if cc.export.opset is None or cc.export.opsets
-                               else cc.export.opset, opsets=None, spelling="canonical")
+    return dataclasses.replace(export, opset=export.range[1] if export.opset is None or export.opsets
+                               else export.opset, opsets=None, spelling="canonical")
 
 
-def probe_opsets(sandboxes, cc, campaign):
+def probe_opsets(sandboxes, cc, clock):
     """The campaign's export template with ``opsets`` set to the opsets every ONNX sandbox reads (a
     one-node model run at each opset nnfuzz writes; cached per backend version). Raises NNFuzzError
     when some sandbox reads none of them."""
@@ -98,7 +99,7 @@ def probe_opsets(sandboxes, cc, campaign):
         if str(hi) not in cached:
             errors = {}
             for o in range(FIRST_OPSET, hi + 1):
-                res = sandbox.run(_opset_model(o), {"x": np.ones(2, np.float32)}, timeout=campaign.run_timeout())
+                res = sandbox.run(_opset_model(o), {"x": np.ones(2, np.float32)}, timeout=clock.run_timeout())
                 cached[str(o)] = res.status == "ok"
                 if res.status != "ok":
                     errors[o] = f"{res.status}: {str(res.error)[:200]}"
@@ -167,17 +168,17 @@ def merge(girs: List[GraphIR]) -> GraphIR:
     return m
 
 
-def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
+def _probe_batches(sandbox, todo, cc, export, clock, cached, errors) -> None:
     """Probe ``todo`` rows a batch at a time; the one-op graphs are made per batch, inside the budget."""
     from nnfuzz.materialize.model import build_model
     from nnfuzz.materialize.onnx.direct import Unspellable
 
     engine = sandbox.backend_info.engine
-    spec = _probe_spec(cc)
+    spec = _probe_spec(export)
     chunks = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)][::-1]  # popped from the end: in order
     stack = []
     budget_end = time.monotonic() + max(3.0, 0.3 * cc.time_s)
-    while (stack or chunks) and campaign.left() > 1.0 and time.monotonic() < budget_end:
+    while (stack or chunks) and clock.left() > 1.0 and time.monotonic() < budget_end:
         if not stack:
             models = _single_op_graphs(chunks.pop(), cc)
             for cls, row, gir in models:
@@ -190,7 +191,7 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
             continue
         try:
             model = build_model(merge([g for _, _, g in batch]), 0, export=dataclasses.replace(
-                spec, timeout_s=min(spec.timeout_s, campaign.left())) if sandbox.format == "onnx" else False)
+                spec, timeout_s=min(spec.timeout_s, clock.left())) if sandbox.format == "onnx" else False)
         except InternalError:  # a bug in nnfuzz: shown, never taken for an op that does not export
             raise
         except Unspellable as e:  # an op x dtype ONNX cannot write at the campaign's opsets: not offered
@@ -205,7 +206,7 @@ def _probe_batches(sandbox, todo, cc, campaign, cached, errors) -> None:
             if len(batch) > 1:
                 stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]
             continue  # a single op that will not export is left enabled; the campaign reports it
-        res = sandbox.run_model(model, model.oracle.input, timeout=campaign.run_timeout())
+        res = sandbox.run_model(model, model.oracle.input, timeout=clock.run_timeout())
         verdict = judge(res, None, engine)
         if verdict.outcome is Outcome.UNSUPPORTED and len(batch) > 1:
             stack += [batch[: len(batch) // 2], batch[len(batch) // 2:]]

@@ -10,6 +10,7 @@ from nnfuzz.errors import ConstraintError, NNFuzzError
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
+    from nnfuzz.fuzz.plan import CampaignPlan
 
 
 @dataclasses.dataclass
@@ -22,7 +23,7 @@ class Produced:
     error: Optional[tuple] = None        # ("no-graph" | "nnfuzz-error", message)
     gir_text: Optional[str] = None
     model_bytes: Optional[bytes] = None
-    oracle: object = None                # materialize.model.ReferenceData
+    reference: object = None             # materialize.model.ReferenceData: the inputs and reference outputs
     weights: Dict = dataclasses.field(default_factory=dict)  # the model's weights (to rebuild it)
     search: Optional[Dict] = None        # the value search's summary
     timings: Dict = dataclasses.field(default_factory=dict)
@@ -31,6 +32,7 @@ class Produced:
     spellings: Dict = dataclasses.field(default_factory=dict)  # drawn per node: {var: {key: choice}}
     values_undefined: bool = False       # the values break an op's domain (SearchResult.values_undefined)
     covered: Optional[Dict] = None       # what the graph covered (generate/guide.py), under mgen.guide=coverage
+    oracle_name: Optional[str] = None    # the oracle that took the test when it was made (None: the campaign's)
     rewrite_bytes: Optional[bytes] = None  # oracle=metamorphic: the rewritten ONNX model
     rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
@@ -61,18 +63,19 @@ class Produced:
         from nnfuzz.triage.judging import model_twins
 
         if self.gir_text is None:
-            return self.oracle, "a migrated test has no graph to compute float64 twins from"
+            return self.reference, "a migrated test has no graph to compute float64 twins from"
         if self.model is None:
             model = build_model(GraphIR.loads(self.gir_text), self.seed, export=False,
-                                values=(self.weights, self.oracle.input))
+                                values=(self.weights, self.reference.input))
         else:
             model = dataclasses.replace(self.model, oracle=dataclasses.replace(self.model.oracle))
         return model_twins(model)
 
 
-def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=None) -> Produced:
-    """Generate the graph for ``seed`` (drawing with ``guide``, the coverage state's weights, if given)
-    and build its model (torch reference, ONNX, checks)."""
+def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float, guide=None) -> Produced:
+    """Generate the graph for ``seed`` from ``plan``'s ops and rows (drawing with ``guide``, the coverage
+    state's weights, if given), build its model (torch reference, ONNX, checks) and let the plan's
+    oracles prepare it: the first that takes it tests it."""
     from nnfuzz.materialize.model import build_model
     from nnfuzz.generate.valueaware import generate_for_search
 
@@ -81,7 +84,7 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=No
     policy = dataclasses.replace(cc.policy, seed=seed,
                                  graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
     try:
-        gir, start = generate_for_search(policy, ops, rows, cc.search, guide)  # grown with safe values (search.value_aware)
+        gir, start = generate_for_search(policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
     except ConstraintError as e:
         p.error = ("no-graph", str(e))
         return p
@@ -97,15 +100,15 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=No
         p.covered = graph_coverage(gir)
     t1 = time.perf_counter()
     try:
-        spec = dataclasses.replace(cc.export.for_model(seed),
-                                   timeout_s=max(0.05, min(cc.export.timeout_s, time_left)))
-        model = build_model(gir, seed, search=cc.search, start=start, export=spec if cc.onnx else False)
+        spec = dataclasses.replace(plan.export.for_model(seed),
+                                   timeout_s=max(0.05, min(plan.export.timeout_s, time_left)))
+        model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
         return p
     finally:
         p.build_s = time.perf_counter() - t1
-    p.gir_text, p.oracle = gir.dumps(), model.oracle
+    p.gir_text, p.reference = gir.dumps(), model.oracle
     p.model_bytes = model.onnx.SerializeToString() if model.onnx is not None else None
     p.timings, p.model, p.weights, p.search = model.timings, model, model.weights, model.search
     p.export, p.spellings = model.export, model.spellings
@@ -114,46 +117,9 @@ def produce(cc: CampaignConfig, ops, rows, seed: int, time_left: float, guide=No
     if model.search is not None:
         p.rec["search"] = {"ok": model.search["ok"], "ms": model.search["time_ms"]}
         p.values_undefined = model.search["values_undefined"]
-    if model.onnx is not None:
-        t2 = time.perf_counter()
-        try:
-            if not _disrupt(cc, p, model) and cc.oracle == "metamorphic":
-                _rewrite(cc, p, model)
-        finally:
-            p.build_s += time.perf_counter() - t2
+    t2 = time.perf_counter()
+    try:
+        p.oracle_name = next((o.name for o in plan.oracles if o.prepare(p, model, plan)), None)
+    finally:
+        p.build_s += time.perf_counter() - t2
     return p
-
-
-def _disrupt(cc: CampaignConfig, p: Produced, model) -> bool:
-    """With probability ``mgen.invalid`` (drawn from the seed), make ``p``'s model break one rule
-    (materialize/onnx/invalid.py); True when it did."""
-    import numpy as np
-
-    from nnfuzz.materialize.onnx.invalid import NoViolation, make_invalid
-
-    if cc.policy.invalid <= 0 or np.random.default_rng([p.seed & 0xFFFFFFFF, 52]).random() >= cc.policy.invalid:
-        return False
-    try:
-        bad, record = make_invalid(model.onnx, p.seed)
-    except NoViolation as e:
-        p.rec["invalid"] = {"none": str(e)}
-        return False
-    p.model_bytes, p.invalid = bad.SerializeToString(), record
-    p.rec["invalid"] = {"rule": record["rule"], "op": record["op"]}
-    return True
-
-
-def _rewrite(cc: CampaignConfig, p: Produced, model) -> bool:
-    """The rewritten twin of ``p``'s model for the metamorphic oracle (materialize/onnx/rewrite/)."""
-    from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
-    from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext, rewrite_model
-
-    ctx = RewriteContext(model.gir, model.weights, model.export, defined=p.oracle.output is not None)
-    try:
-        proto, record = rewrite_model(model.onnx, p.seed, ctx, list(cc.rewrites) or None)
-    except NotApplicable as e:
-        p.rec["rewrite"] = {"none": str(e)}
-        return False
-    p.rewrite_bytes, p.rewrite = proto.SerializeToString(), record
-    p.rec["rewrite"] = [s["kind"] for s in record["steps"]]
-    return True

@@ -3,8 +3,8 @@
 One process is spawned first thing in a campaign, before the sandbox and the probe, so that its
 imports (torch, z3, onnx, every op's lowerings) and one-off warm-up (a first graph, value search and
 ONNX build, whose model is thrown away) overlap the campaign's own start instead of delaying its first
-test by seconds. Once ``go`` tells it what the campaign settled on (the config with its probed opsets,
-the ops, the supported op x dtype rows), it forks the other n - 1 producers: they start warm, and the
+test by seconds. Once ``go`` tells it what the campaign settled on (its plan, fuzz/plan.py: the ops,
+the supported op x dtype rows, the probed opsets, the oracles), it forks the other n - 1 producers: they start warm, and the
 imports and warm-up are paid once, not n times (and their memory pages are shared until written).
 Producer k makes the campaign's models k, k + n, k + 2n, ... (their seeds: fuzz/resume.py seed_at, which
 skips the seeds the store already tested), so no seed is made twice.
@@ -14,13 +14,14 @@ from __future__ import annotations
 import multiprocessing as mp
 import queue as queue_mod
 import time
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Optional
 
 from nnfuzz.errors import NNFuzzError
 from nnfuzz.fuzz.produce import Produced, produce
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
+    from nnfuzz.fuzz.plan import CampaignPlan
 
 WARM_UP_S = 10.0   # bound on the throw-away warm-up model's generation and build
 
@@ -45,11 +46,12 @@ class Producers:
         finally:
             reader.close()  # the child holds its end
 
-    def go(self, cc: "CampaignConfig", op_names: List[str], rows, time_left: float, guide_state=None) -> None:
-        """Start making models: ``cc`` as the campaign settled it (probed opsets, search limits), and the
-        coverage guide's state (GuideState.to_json) they start from."""
+    def go(self, cc: "CampaignConfig", plan: "CampaignPlan", time_left: float, guide_state=None) -> None:
+        """Start making models: the campaign's config and plan, and the coverage guide's state
+        (GuideState.to_json) they start from."""
+        shipped, op_names = plan.shipped()
         try:
-            self._plan.send((cc, list(op_names), rows, time.time() + time_left, guide_state))
+            self._plan.send((cc, shipped, op_names, time.time() + time_left, guide_state))
         except OSError:
             pass  # the producer died: get() says so
 
@@ -95,19 +97,19 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates) -> Non
     cpu_only()
     one_thread()
     warm_up(cc)
-    plan = _wait_for_plan(plans, done)
-    if plan is None:
+    sent = _wait_for_plan(plans, done)
+    if sent is None:
         return
-    cc, op_names, rows, wall_deadline, guide_state = plan
-    ops = _ops(cc, op_names)
+    cc, plan, op_names, wall_deadline, guide_state = sent
+    plan = plan.with_ops(_ops(cc, op_names))
     k = _fork_others(n)
     guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
     if k == 0:
-        _make_models(cc, ops, rows, 0, n, wall_deadline, q, done, guide)
+        _make_models(cc, plan, 0, n, wall_deadline, q, done, guide)
         return
     code = 0
     try:
-        _make_models(cc, ops, rows, k, n, wall_deadline, q, done, guide)
+        _make_models(cc, plan, k, n, wall_deadline, q, done, guide)
         q.close()
         q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
     except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
@@ -184,13 +186,13 @@ class _Guided:
             self.guide.state.add(p.covered)
 
 
-def _make_models(cc, ops, rows, i: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
+def _make_models(cc, plan, i: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
     """The campaign's models ``i``, ``i + stride``, ... until told to stop or past the deadline."""
     from nnfuzz.fuzz.resume import seed_at
 
     while not done.is_set() and time.time() < wall_deadline:
         seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
-        p = produce_or_report(cc, ops, rows, seed, wall_deadline - time.time(),
+        p = produce_or_report(cc, plan, seed, wall_deadline - time.time(),
                               guided.before() if guided is not None else None)
         if guided is not None:
             guided.after(p)
@@ -203,13 +205,13 @@ def _make_models(cc, ops, rows, i: int, stride: int, wall_deadline: float, q, do
         i += stride
 
 
-def produce_or_report(cc, ops, rows, seed: int, time_left: float, guide=None) -> Produced:
+def produce_or_report(cc, plan, seed: int, time_left: float, guide=None) -> Produced:
     """``produce``, with a bug in nnfuzz sent to the campaign (which shows and counts it) as the
     model's error instead of ending the producer."""
     import traceback
 
     try:
-        return produce(cc, ops, rows, seed, time_left, guide)
+        return produce(cc, plan, seed, time_left, guide)
     except Exception:
         return Produced(seed=seed, rec={"seed": seed}, error=("nnfuzz-error", traceback.format_exc()))
 
@@ -239,11 +241,13 @@ def warm_up(cc: "CampaignConfig") -> None:
     import dataclasses
     import sys
 
+    from nnfuzz.fuzz.plan import CampaignPlan
     from nnfuzz.generate.opset import select_ops
 
     ops = select_ops(cc.policy, dialects=("tf",))
     policy = dataclasses.replace(cc.policy, max_nodes=min(3, cc.policy.max_nodes))
-    p = produce_or_report(dataclasses.replace(cc, policy=policy), ops, {}, cc.policy.seed, WARM_UP_S)
+    plan = CampaignPlan(tuple(ops), {}, cc.export, cc.search, True, ())  # (no oracle prepares it: thrown away)
+    p = produce_or_report(dataclasses.replace(cc, policy=policy), plan, cc.policy.seed, WARM_UP_S)
     if p.error is not None and p.error[0] == "nnfuzz-error":
         print(f"producer warm-up (a throw-away model, seed {p.seed}): nnfuzz error: {p.error[1]}",
               file=sys.stderr, flush=True)

@@ -235,18 +235,18 @@ def _producer_class():
                 warm_up(cc)
                 self.plan = None
 
-            def go(self, cc, op_names, rows) -> None:
+            def go(self, cc, plan, op_names) -> None:
                 from nnfuzz.fuzz.producers import _ops
 
-                self.plan = (cc, _ops(cc, op_names), rows)
+                self.plan = (cc, plan.with_ops(_ops(cc, op_names)))
 
             def make(self, i: int, wall_deadline: float):
                 from nnfuzz.fuzz.producers import produce_or_report
                 from nnfuzz.fuzz.resume import seed_at
 
-                cc, ops, rows = self.plan
+                cc, plan = self.plan
                 seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
-                return produce_or_report(cc, ops, rows, seed, wall_deadline - time.time())
+                return produce_or_report(cc, plan, seed, wall_deadline - time.time())
 
         _CLASSES["producer"] = Producer
     return _CLASSES["producer"]
@@ -265,10 +265,10 @@ class RayProducers:
         self.lock = threading.Lock()
         self.closed = False
 
-    def go(self, cc, op_names, rows, time_left: float) -> None:
+    def go(self, cc, plan, time_left: float) -> None:
         ray = _ray()
         self.deadline = time.time() + time_left
-        self._plan_args = (cc, list(op_names), rows)
+        self._plan_args = (cc, *plan.shipped())
         ray.get([a.go.remote(*self._plan_args) for a in self.actors])
         for a in self.actors:
             for _ in range(2):

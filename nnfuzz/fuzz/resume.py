@@ -71,7 +71,7 @@ def read_state(out: Path) -> Optional[dict]:
     return {**state, "tested_seeds": tested, "start_seed": start}
 
 
-def plan(cc):
+def with_tested_seeds(cc):
     """``cc`` with ``tested_seeds`` read from its store (and, with ``mgen.seed`` unset and a state there,
     the last campaign's start seed). Done once: a config that has them is returned as it is."""
     import dataclasses

@@ -30,4 +30,4 @@ def migrated_tests(out) -> Iterator:
         rec = {"seed": rank, "nodes": bug.meta.nodes, "ops": bug.meta.ops, "opset": bug.meta.opset,
                "migration": {**mig, "folder": folder}}
         yield Produced(seed=rank, rec=rec, model_bytes=bug.model_bytes,
-                       oracle=ReferenceData(dict(o["input"]), None if o["output"] is None else dict(o["output"])))
+                       reference=ReferenceData(dict(o["input"]), None if o["output"] is None else dict(o["output"])))

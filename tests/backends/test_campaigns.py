@@ -4,16 +4,26 @@ every bug that is not flaky replays with `nnfuzz repro`."""
 import importlib.util
 import json
 import time
+from pathlib import Path
 
 import pytest
 
 from nnfuzz.cli import main
 from nnfuzz.errors import ConfigError
-from nnfuzz.fuzz.expected import expected_side
+from nnfuzz.fuzz.campaign import CampaignConfig
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.oracles import campaign_oracles
 from nnfuzz.triage.bugstore import load_bug
 
 NEEDS = {"openvino-cpu": "openvino", "inductor-cpu": "torch", "tf-cpu": "tensorflow", "xla-cpu": "tensorflow",
          "tflite-cpu": "ai_edge_litert", "ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
+
+
+def expected_side(kind, backend, options, cmp_with=None):
+    """The oracle ``oracle=kind`` (and ``cmp.with``) gives a campaign on ``backend``."""
+    cc = CampaignConfig(backend=backend, backend_options=options, policy=GenPolicy(), time_s=1, out=Path("."),
+                        oracle=kind, cmp_with=cmp_with)
+    return campaign_oracles(cc)[-1]
 
 
 def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=12):
@@ -46,7 +56,7 @@ def _replays(bugs, systems):
 def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
     # inductor's first compile warms its pattern tables for seconds on two cores
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend, time_s=20 if backend == "inductor-cpu" else 12)
-    expected = expected_side("reference", backend, {}).expected
+    expected = expected_side("reference", backend, {}).expected_system
     for bug in bugs:
         assert bug.meta.oracle["kind"] == "reference"
         assert bug.meta.oracle["expected"]["system"] == (expected or "torch-eager")
@@ -90,7 +100,7 @@ def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, 
 ])
 def test_oracle_config_errors_name_the_value_and_the_fix(kind, backend, cmp_with, message):
     if message is None:
-        assert expected_side(kind, backend, {}, cmp_with).expected == "ort-gpu"
+        assert expected_side(kind, backend, {}, cmp_with).expected_system == "ort-gpu"
         return
     with pytest.raises(ConfigError, match=message):
         expected_side(kind, backend, {}, cmp_with)
@@ -99,8 +109,8 @@ def test_oracle_config_errors_name_the_value_and_the_fix(kind, backend, cmp_with
 def test_optlevel_pairs():
     assert expected_side("optlevel", "tvm-cpu", {"pipeline": "default"}).expected_options == {"pipeline": "default_build"}
     assert expected_side("optlevel", "xla-cpu", {}).expected_options == {"jit_compile": False}
-    assert expected_side("optlevel", "inductor-cpu", {}).expected is None  # torch.compile vs torch eager
-    assert expected_side("reference", "xla-cpu", {}).expected == "tf-cpu"
+    assert expected_side("optlevel", "inductor-cpu", {}).expected_system is None  # torch.compile vs torch eager
+    assert expected_side("reference", "xla-cpu", {}).expected_system == "tf-cpu"
 
 
 def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):

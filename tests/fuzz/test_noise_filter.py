@@ -37,8 +37,8 @@ def campaign_verdict(sandbox, bug, model_bytes=None, inputs=None, expected=None)
     expected = bug.oracle["output"] if expected is None else expected
     res = sandbox.run(model_bytes or bug.model_bytes, inputs)
     p = Produced(seed=int(bug.meta.seed), rec={}, gir_text=bug.gir_text,
-                 oracle=ReferenceData(inputs, expected))
-    judged = judge_run(res, expected, "ort", DEFAULT_TOLERANCES, p.oracle, p.twins)
+                 reference=ReferenceData(inputs, expected))
+    judged = judge_run(res, expected, "ort", DEFAULT_TOLERANCES, p.reference, p.twins)
     if judged.verdict.symptom is Symptom.inconsistency:
         assert judged.twin["available"], judged.twin["note"]
     return judged.verdict

@@ -182,7 +182,7 @@ def test_nan_in_both_models_at_the_same_place_agrees_and_an_alias_is_compared():
 
 def test_the_rewrite_probe_leaves_out_what_the_system_cannot_read(tmp_path, monkeypatch):
     """A system that rejects model-local functions as unsupported is not given function rewrites."""
-    from nnfuzz.fuzz.rewrite_probe import probe_rewrites
+    from nnfuzz.oracles.rewrite_probe import probe_rewrites
 
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     monkeypatch.syspath_prepend(str(HERE))

@@ -4,12 +4,15 @@ run (regression: a 60 s ort-cpu campaign saved 'Integer division by zero' from O
 import json
 
 from nnfuzz.abstract import AbsTensor, DType
-from nnfuzz.fuzz.campaign import Campaign, CampaignConfig
+from nnfuzz.fuzz.campaign import CampaignConfig
+from nnfuzz.fuzz.loop import Campaign
+from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.produce import Produced
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.materialize.model import build_model
 from nnfuzz.materialize.search import SearchConfig
+from nnfuzz.oracles import campaign_oracles
 from nnfuzz.ops.binary import spec as B
 from nnfuzz.ops.bitwise import spec as K
 
@@ -33,8 +36,8 @@ def test_the_campaign_counts_undefined_values_and_does_not_run_them(tmp_path):
     model = build_model(_mod_by_zero(), 0, search=SearchConfig(time_ms=200))
     cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=30, out=tmp_path,
                         ui="plain")
-    campaign = Campaign(cc, [])
-    p = Produced(seed=0, rec={"seed": 0}, gir_text=model.gir.dumps(), oracle=model.oracle, search=model.search,
+    campaign = Campaign(cc, CampaignPlan((), {}, cc.export, cc.search, True, campaign_oracles(cc)))
+    p = Produced(seed=0, rec={"seed": 0}, gir_text=model.gir.dumps(), reference=model.oracle, search=model.search,
                  values_undefined=model.search["values_undefined"], model=model)
     campaign.consume(None, p)  # no sandbox: running the model would fail here
     campaign.log.close()

@@ -80,9 +80,9 @@ def test_the_loader_yields_the_tests_in_priority_order(corpus):
     assert [p.seed for p in got] == list(range(len(order)))
     first = load_bug(corpus / order[0])
     assert got[0].model_bytes == first.model_bytes and got[0].gir_text is None
-    assert all(np.array_equal(got[0].oracle.input[k], v) for k, v in first.oracle["input"].items())
+    assert all(np.array_equal(got[0].reference.input[k], v) for k, v in first.oracle["input"].items())
     undefined = [p for p in got if p.rec["migration"]["test"] == "test_reduce_max_empty_set"]
-    assert len(undefined) == 1 and undefined[0].oracle.output is None
+    assert len(undefined) == 1 and undefined[0].reference.output is None
 
 
 def test_the_loader_refuses_a_priority_file_pointing_outside(corpus, tmp_path):
@@ -132,7 +132,7 @@ def test_a_bug_found_with_a_migrated_test_saves_and_loads_without_a_graph(corpus
     p = next(migrated_tests(corpus))
     meta = BugMeta(system="ort-cpu", version="x", symptom="crash", version_id="x", stage="compile",
                    ops=p.rec["ops"], opset=p.rec["opset"], migration=p.rec["migration"])
-    path = BugStore(tmp_path / "bugs").save(model_bytes=p.model_bytes, gir_text=None, oracle=p.oracle.to_dict(),
+    path = BugStore(tmp_path / "bugs").save(model_bytes=p.model_bytes, gir_text=None, oracle=p.reference.to_dict(),
                                             meta=meta, err_log="boom")
     bug = load_bug(path)
     assert not (path / "gir.json").exists() and bug.gir_text is None

@@ -1,0 +1,78 @@
+"""``oracle=reference`` (the default): the system's outputs must match the framework's eager run, torch
+eager (computed with the model) or, for a system whose backend names another ``reference`` (the TF
+systems: ``tf-cpu``), that backend's outputs on the lane's expected-side sandbox. The compare-with-
+another-run oracles (nnfuzz/oracles/compare.py) test the same way with another expected side."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from nnfuzz.oracles.base import Oracle, Skip, Tested
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.context import RunContext
+    from nnfuzz.fuzz.produce import Produced
+
+
+def backend_class_of(cfg):
+    """The class of the campaign's backend (a registry name or its "module:Class" path)."""
+    from nnfuzz.backends.registry import backend_class
+
+    return backend_class(cfg.backend_path or cfg.backend)
+
+
+class Reference(Oracle):
+    name = "reference"
+
+    @classmethod
+    def configure(cls, cfg) -> Oracle:
+        from nnfuzz.oracles.base import ORACLES
+
+        if cfg.cmp_with:  # cmp.with=X picks the cmp oracle (docs/oracles.md)
+            return ORACLES["cmp"].configure(cfg)
+        return cls(backend_class_of(cfg).reference)
+
+    def skip(self, p: "Produced") -> Optional[Skip]:
+        if p.values_undefined:  # undefined behaviour: whatever the system does is right
+            return Skip("undefined_values", {"verdict": "undefined-values", "blocker": (p.search or {}).get("blocker")})
+        return None
+
+    def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
+        from nnfuzz.fuzz.context import run_on, timed_twins
+        from nnfuzz.triage.judging import judge_run
+
+        res = run_on(ctx, lane.sandbox, p)
+        if res is None:
+            return Tested(None)
+        expected, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(ctx, lane, p)
+        if why == "cut":
+            return Tested(None, res)
+        if why is not None:
+            return Tested(why, res, side, reference=p.reference)
+        judged = judge_run(res, expected, ctx.info.engine, ctx.tolerances, reference or p.reference,
+                           lambda: timed_twins(ctx, p))  # the float64 twins tell noise from a bug
+        other = expected if ctx.expected_info is not None else None
+        return Tested(judged.verdict, res, side, other, judged.reference, judged.twin)
+
+
+def expected_outputs(ctx: "RunContext", lane, p: "Produced"):
+    """(outputs to compare with, None) or (None, a Tested-to-be verdict or "cut"), and the side a bug
+    belongs to. Torch eager's outputs unless another system is the expected side (the lane's expected-
+    side sandbox); undefined stays undefined."""
+    from nnfuzz.fuzz.context import run_on
+    from nnfuzz.materialize.values import all_finite
+    from nnfuzz.verdict import Verdict, judge
+
+    if lane.expected_sandbox is None or p.reference.output is None:
+        return p.reference.output, None, "actual"
+    res = run_on(ctx, lane.expected_sandbox, p)
+    if res is None:
+        return None, "cut", "actual"
+    if res.status != "ok":
+        v = judge(res, None, ctx.expected_info.engine, ctx.tolerances)
+        if not v.is_bug:
+            return None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail), "actual"
+        return None, v, "expected"  # a bug of the expected side's system: saved under its name
+    outs = res.outputs or {}
+    if not all_finite(outs):
+        return None, None, "actual"  # NaN/Inf on the expected side: undefined, nothing to compare
+    return outs, None, "actual"
