@@ -100,9 +100,10 @@ class InProcessSandbox:
     Like a Sandbox, not thread-safe: one per thread."""
 
     def __init__(self, backend: str, options: dict | None = None, *, test_timeout: float = 10.0,
-                 backend_path: str | None = None, stop=None, **_process_limits):
-        """As Sandbox's; its limits on a worker process (memory, start time, address space, env) do not
-        apply and are accepted and ignored."""
+                 memory_limit_mb: int = 4096, backend_path: str | None = None, start_timeout: float = 300.0,
+                 address_space_limit: bool | None = None, stop=None, env: dict | None = None):
+        """As Sandbox's. What bounds or sets up a worker process (``memory_limit_mb``, ``start_timeout``,
+        ``address_space_limit``, ``env``) has no process here to apply to: accepted, and unused."""
         if test_timeout <= 0:
             raise ConfigError(f"test_timeout={test_timeout}; must be > 0 seconds")
         self.backend, self.options, self.backend_path = backend, dict(options or {}), backend_path
