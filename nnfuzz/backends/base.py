@@ -126,6 +126,9 @@ class Backend:
     # Its repro-script snippet for an ONNX bug (triage/script.py): (what the script needs besides numpy
     # and onnx, the code that runs ``MODEL`` (ONNX bytes) on ``INPUTS`` and fills ``OUTPUTS`` by name).
     repro_onnx: ClassVar[Optional[Tuple[str, str]]] = None
+    # The same for a GraphIR bug of a TF system (triage/script_tf.py): the code runs the SavedModel in
+    # ``model_dir`` on ``INPUTS`` and fills ``OUTPUTS`` in the order of ``OUTPUT_NAMES``.
+    repro_gir: ClassVar[Optional[Tuple[str, str]]] = None
     # Its issue template (triage/report_md.py): ``(facts, script) -> report.md`` in the system's own
     # tracker's form; ``facts`` are report_md.facts' strings.
     issue_template: ClassVar[Optional[Callable[[dict, str], str]]] = None

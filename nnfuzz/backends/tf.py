@@ -17,6 +17,7 @@ class _TfBackend(Backend):
     lowering = "tf"
     device = "cpu"
     known = tf_knowledge.KNOWN
+    repro_gir = tf_knowledge.REPRO_TF
     issue_template = staticmethod(partial(tf_knowledge.issue, part="TF eager"))
 
     def __init__(self, **options):
@@ -74,6 +75,7 @@ class XlaCpuBackend(_TfBackend):
     name = "xla-cpu"
     engine = "xla"
     reference = "tf-cpu"
+    repro_gir = tf_knowledge.REPRO_XLA
     issue_template = staticmethod(partial(tf_knowledge.issue, part="XLA (tf.function(jit_compile=True))"))
     unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
 

@@ -1,6 +1,6 @@
-"""What TensorFlow, XLA and TFLite are known to refuse, and TensorFlow's issue template (its bug form):
-the knowledge of the TF backends (nnfuzz/backends/tf.py, tflite.py), kept apart so that reading it
-imports no TensorFlow. Their standalone scripts are triage/script_tf.py's."""
+"""What TensorFlow, XLA and TFLite are known to refuse, how a standalone script runs a SavedModel on each
+(triage/script_tf.py writes the rest), and TensorFlow's issue template (its bug form): the knowledge of
+the TF backends (nnfuzz/backends/tf.py, tflite.py), kept apart so that reading it imports no TensorFlow."""
 from __future__ import annotations
 
 from nnfuzz.backends.known import Known
@@ -17,6 +17,31 @@ KNOWN_TFLITE = (
           note="the TFLite converter has no builtin op for this op x dtype (flex ops are not used)"),
 )
 
+
+# The scripts' runs of the SavedModel in ``model_dir``: its signature names the outputs output_0,
+# output_1, ... in the order of OUTPUT_NAMES.
+REPRO_TF = ("tensorflow", '''
+fn = tf.saved_model.load(model_dir).signatures["serving_default"]
+out = fn(**{k: tf.constant(v) for k, v in INPUTS.items()})
+OUTPUTS = {name: out[f"output_{k}"].numpy() for k, name in enumerate(OUTPUT_NAMES)}
+''')
+REPRO_XLA = ("tensorflow", '''
+fn = tf.saved_model.load(model_dir).signatures["serving_default"]
+xla = tf.function(lambda **feed: fn(**feed), jit_compile=True)
+out = xla(**{k: tf.constant(v) for k, v in INPUTS.items()})
+OUTPUTS = {name: out[f"output_{k}"].numpy() for k, name in enumerate(OUTPUT_NAMES)}
+''')
+REPRO_TFLITE = ("tensorflow, ai-edge-litert", '''
+try:
+    from ai_edge_litert.interpreter import Interpreter
+except ImportError:  # older TF: the interpreter bundled with it
+    Interpreter = tf.lite.Interpreter
+converter = tf.lite.TFLiteConverter.from_saved_model(model_dir)
+converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+runner = Interpreter(model_content=converter.convert(), num_threads=1).get_signature_runner()
+out = runner(**INPUTS)
+OUTPUTS = {name: np.asarray(out[f"output_{k}"]) for k, name in enumerate(OUTPUT_NAMES)}
+''')
 
 def issue(f: dict, script: str, part: str) -> str:
     """TensorFlow's bug form (issue type, nightly, source, version, OS, Python, current behaviour,

@@ -17,6 +17,7 @@ class TfliteBackend(_TfBackend):
     engine = "tflite"
     reference = "tf-cpu"
     known = _TfBackend.known + tf_knowledge.KNOWN_TFLITE
+    repro_gir = tf_knowledge.REPRO_TFLITE
     issue_template = staticmethod(partial(tf_knowledge.issue, part="the TFLite converter / LiteRT interpreter"))
 
     @classmethod

@@ -132,13 +132,14 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
     engine, device = cls.engine, cls.device
     if engine == "tvm" and bug.format == "relax":
         return relax_script(bug, backend, device, tolerances)
-    from nnfuzz.triage.script_tf import _RUN as _TF_RUN, tf_script
+    from nnfuzz.triage.script_tf import tf_script
 
-    gir_engines = sorted([*_TF_RUN, "inductor"])
-    if not (cls.repro_onnx and bug.format == "onnx" or engine in gir_engines and bug.format == "gir"):
+    takes_gir = cls.repro_gir is not None or engine == "inductor"  # inductor's: script_torch.py
+    if not (cls.repro_onnx and bug.format == "onnx" or takes_gir and bug.format == "gir"):
         from nnfuzz.backends.registry import builtin_classes
 
         onnx_engines = sorted({c.engine for c in builtin_classes() if c.repro_onnx})
+        gir_engines = sorted({c.engine for c in builtin_classes() if c.repro_gir or c.engine == "inductor"})
         raise ConfigError(f"--script supports ONNX bugs of the engines {onnx_engines} (ort-cpu, tvm-gpu, "
                           f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
                           f"got backend={backend!r} and a {bug.format} model")
@@ -152,7 +153,7 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
             from nnfuzz.triage.script_torch import torch_script
 
             return torch_script(bug, backend, device, head)
-        return tf_script(bug, backend, engine, head)
+        return tf_script(bug, backend, head)
     needs, body = cls.repro_onnx
     head = _HEAD.format(
         title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,

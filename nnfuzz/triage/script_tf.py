@@ -48,33 +48,6 @@ with tarfile.open(fileobj=io.BytesIO(SAVED_MODEL), mode="r:gz") as tar:
     tar.extractall(model_dir, **({{"filter": "data"}} if hasattr(tarfile, "data_filter") else {{}}))
 '''
 
-# the signature names its outputs output_0, output_1, ... in the order of OUTPUT_NAMES
-_RUN = {
-    "tflite": ("tensorflow, ai-edge-litert", '''
-try:
-    from ai_edge_litert.interpreter import Interpreter
-except ImportError:  # older TF: the interpreter bundled with it
-    Interpreter = tf.lite.Interpreter
-converter = tf.lite.TFLiteConverter.from_saved_model(model_dir)
-converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-runner = Interpreter(model_content=converter.convert(), num_threads=1).get_signature_runner()
-out = runner(**INPUTS)
-OUTPUTS = {name: np.asarray(out[f"output_{k}"]) for k, name in enumerate(OUTPUT_NAMES)}
-'''),
-    "xla": ("tensorflow", '''
-fn = tf.saved_model.load(model_dir).signatures["serving_default"]
-xla = tf.function(lambda **feed: fn(**feed), jit_compile=True)
-out = xla(**{k: tf.constant(v) for k, v in INPUTS.items()})
-OUTPUTS = {name: out[f"output_{k}"].numpy() for k, name in enumerate(OUTPUT_NAMES)}
-'''),
-    "tf": ("tensorflow", '''
-fn = tf.saved_model.load(model_dir).signatures["serving_default"]
-out = fn(**{k: tf.constant(v) for k, v in INPUTS.items()})
-OUTPUTS = {name: out[f"output_{k}"].numpy() for k, name in enumerate(OUTPUT_NAMES)}
-'''),
-}
-
-
 def saved_model_dir(bug, into: Path) -> Path:
     """The bug's SavedModel folder: its ``model/``, or one written into ``into`` from the payload."""
     if (bug.path / "model" / "saved_model.pb").is_file():
@@ -101,12 +74,14 @@ def _tar_gz(folder: Path) -> bytes:
     return buf.getvalue()
 
 
-def tf_script(bug, backend: str, engine: str, head: dict) -> str:
-    """The script for a GraphIR bug on a TF engine; ``head`` holds the fields script.py fills for every
-    system (title, folder, symptom, stage, summary, rtol, atol, tail)."""
+def tf_script(bug, backend: str, head: dict) -> str:
+    """The script for a GraphIR bug on a TF system; ``head`` holds the fields script.py fills for every
+    system (title, folder, symptom, stage, summary, rtol, atol, tail). How it runs the SavedModel is the
+    backend's own snippet (``Backend.repro_gir``)."""
+    from nnfuzz.backends.registry import backend_class
     from nnfuzz.materialize.portable import unpack
 
-    needs, body = _RUN[engine]
+    needs, body = backend_class(backend).repro_gir
     gir, _ = unpack(bug.model_bytes)
     expected = bug.oracle["output"] or {}
     with tempfile.TemporaryDirectory() as tmp:
