@@ -40,9 +40,9 @@ def _optlevel(unoptimized) -> str:
 
 
 def run(cfg) -> int:
-    from nnfuzz.backends.registry import BACKENDS
+    from nnfuzz.backends.registry import known_backends
 
-    rows = [probe(name, int(cfg.fuzz.memory_limit_mb)) for name in sorted(BACKENDS)]
+    rows = [probe(name, int(cfg.fuzz.memory_limit_mb)) for name in known_backends()]  # entry points too
     width = max(len(r["name"]) for r in rows)
     for r in rows:
         state = f"yes  {r['version']}" if r["usable"] else f"no   {r['why']}"
