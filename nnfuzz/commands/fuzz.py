@@ -66,7 +66,7 @@ def _rewrites(cfg) -> tuple:
     meta = cfg.get("metamorphic") or {}
     kinds = [str(k) for k in (meta.get("rewrites") or [])]
     if kinds:
-        from nnfuzz.materialize.onnx.rewrite.registry import load_all
+        from nnfuzz.materialize.onnx.rewrite.drawing import load_all
 
         known = sorted(load_all())
         bad = [k for k in kinds if k not in known]

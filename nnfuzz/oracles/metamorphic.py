@@ -49,7 +49,8 @@ class Metamorphic(Oracle):
     def prepare(self, p: "Produced", model, plan) -> bool:
         """The rewritten twin of ``p``'s model (none when no rewrite applies: the test is then skipped)."""
         from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
-        from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext, rewrite_model
+        from nnfuzz.materialize.onnx.rewrite.drawing import rewrite_model
+        from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext
 
         if model.onnx is None:
             return True
@@ -84,16 +85,16 @@ class Metamorphic(Oracle):
                 return Tested(None, res)
         aliases = p.rewrite.get("aliases", {})
         verdict, failed = judge_rewrite(res, again, ctx.info.engine, ctx.tolerances, aliases)
-        expected = res.outputs if res.status == "ok" else None
-        ref = ReferenceData(p.reference.input, expected)
+        expected_outputs = res.outputs if res.status == "ok" else None
+        ref = ReferenceData(p.reference.input, expected_outputs)
         if verdict.symptom is Symptom.inconsistency and p.reference.output is not None:
             twins, _ = timed_twins(ctx, p)  # defined values: the float64 twin tells rounding noise from a bug
             if twins.output_f64 is not None:
-                ref = ReferenceData(p.reference.input, expected, twins.output_f64, twins.output_f64_jitter)
+                ref = ReferenceData(p.reference.input, expected_outputs, twins.output_f64, twins.output_f64_jitter)
                 verdict, failed = judge_rewrite(res, again, ctx.info.engine, ctx.tolerances, aliases,
                                                 twins.output_f64, twins.output_f64_jitter)
         shown = again if failed in ("rewrite", "pair") or (failed is None and res.status == "ok") else res
-        return Tested(verdict, shown, "actual", expected, ref, failed=failed)
+        return Tested(verdict, shown, "actual", expected_outputs, ref, failed=failed)
 
     def expected_record(self, ctx: "RunContext") -> Dict:
         return {**ctx.under_test(), "model": "model_rewrite.onnx"}

@@ -26,7 +26,7 @@ def probe_rewrites(sandbox, cc) -> List[str]:
     """The rewrite kinds ``sandbox``'s system reads (printed; cached on disk)."""
     from nnfuzz.fuzz.probe import _write_json, cache_path
     from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
-    from nnfuzz.materialize.onnx.rewrite.registry import load_all, rewrite_model
+    from nnfuzz.materialize.onnx.rewrite.drawing import load_all, rewrite_model
     from nnfuzz.verdict import Outcome, judge
 
     info = sandbox.backend_info

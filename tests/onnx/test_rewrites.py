@@ -12,8 +12,9 @@ from nnfuzz.errors import NNFuzzError
 from nnfuzz.generate import generate_graph
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.model import build_model
+from nnfuzz.materialize.onnx.rewrite.drawing import load_all, rewrite_model
 from nnfuzz.materialize.onnx.rewrite.graphs import NotApplicable
-from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext, load_all, rewrite_model
+from nnfuzz.materialize.onnx.rewrite.registry import RewriteContext
 from nnfuzz.materialize.onnx.spec import ExportSpec
 
 ort = pytest.importorskip("onnxruntime")

@@ -19,14 +19,7 @@ MAX_LINES = 400
 # Cycles known today and being removed (issue 25), each the exact set of modules of one strongly
 # connected component: any other component fails the test (a new cycle, or a listed one that grew).
 # Empty this when the work below has landed.
-KNOWN_CYCLES = {
-    # the metamorphic rewrites: registry.load_all imports each rewrite module, and each imports
-    # registry.register; goes when load_all/rewrite_model leave registry.py (the rewrite machinery moves
-    # under nnfuzz/oracles/, issue 25, item 1).
-    frozenset({"nnfuzz.materialize.onnx.rewrite.registry", "nnfuzz.materialize.onnx.rewrite.control",
-               "nnfuzz.materialize.onnx.rewrite.function", "nnfuzz.materialize.onnx.rewrite.outputs",
-               "nnfuzz.materialize.onnx.rewrite.reorder", "nnfuzz.materialize.onnx.rewrite.respell"}),
-}
+KNOWN_CYCLES: set = set()
 
 
 def module_files(root: pathlib.Path) -> Dict[str, pathlib.Path]:
