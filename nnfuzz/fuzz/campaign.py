@@ -92,7 +92,7 @@ def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: Stop
     from nnfuzz.fuzz.pool import Lane, close_lanes, more_lanes
     from nnfuzz.fuzz.sizing import thread_env
 
-    expected_side = oracles[-1]  # the lane's expected-side sandbox runs the oracle's expected system
+    primary = oracles[-1]  # a lane's expected-side sandbox runs the primary oracle's expected system
     with contextlib.ExitStack() as stack:
         executor = make_executor(cc, stack)
         workers = executor.workers(cc)
@@ -100,11 +100,11 @@ def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: Stop
 
         def lane(k: int) -> Lane:
             sandbox = executor.sandbox(cc, cc.backend, cc.backend_options, cc.backend_path, stop, env)
-            expected = None
-            if expected_side.expected_system is not None:
-                expected = executor.sandbox(cc, expected_side.expected_system, expected_side.expected_options,
-                                            None, stop, env, expected=True)
-            return Lane(f"w{k}", sandbox, expected)
+            expected_sandbox = None
+            if primary.expected_system is not None:
+                expected_sandbox = executor.sandbox(cc, primary.expected_system, primary.expected_options,
+                                                    None, stop, env, expected=True)
+            return Lane(f"w{k}", sandbox, expected_sandbox)
 
         migrated = cc.source is not None  # migrated tests: no generation, so no producers and no op probing
         n_producers = 0 if migrated else cc.producers

@@ -64,12 +64,11 @@ class Campaign:
 
     def context(self, lane) -> RunContext:
         """The run context of a campaign whose lanes are like ``lane`` (its systems' BackendInfos)."""
-        oracle = self.plan.oracle
-        expected = lane.expected_sandbox
+        oracle, other = self.plan.oracle, lane.expected_sandbox
         return RunContext(self.cfg, self.clock, lane.sandbox.backend_info, self.tolerances, self.add_seconds,
-                          self.note, oracle.expected_system if expected is not None else None,
-                          oracle.expected_options if expected is not None else {},
-                          expected.backend_info if expected is not None else None)
+                          self.note, oracle.expected_system if other is not None else None,
+                          oracle.expected_options if other is not None else {},
+                          other.backend_info if other is not None else None)
 
     def seed_at(self, i: int) -> int:
         """The seed of the campaign's ``i``-th model: seeds the store already tested are skipped."""

@@ -43,14 +43,14 @@ def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane,
 
 def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Tested", rec: dict, flaky: bool) -> BugMeta:
     """The saved bug's meta.json (without its signature)."""
-    expected_side = t.side == "expected"
-    info = ctx.expected_info if expected_side else ctx.info
+    theirs = t.side == "expected"  # a bug of the expected side's system
+    info = ctx.expected_info if theirs else ctx.info
     meta = BugMeta(
-        system=ctx.expected_system if expected_side else ctx.cfg.backend, version=info.version,
+        system=ctx.expected_system if theirs else ctx.cfg.backend, version=info.version,
         version_id=info.version_id, seed=p.seed, flaky=flaky, nodes=rec.get("nodes"), ops=rec.get("ops"),
-        nnfuzz=nnfuzz.__version__, backend_options=ctx.expected_options if expected_side else ctx.cfg.backend_options,
+        nnfuzz=nnfuzz.__version__, backend_options=ctx.expected_options if theirs else ctx.cfg.backend_options,
         policy=dataclasses.asdict(ctx.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
-        search=p.search, format=(lane.expected_sandbox if expected_side else lane.sandbox).format_for(p),
+        search=p.search, format=(lane.expected_sandbox if theirs else lane.sandbox).format_for(p),
         **oracle.meta_fields(ctx, p, t), **verdict_fields(t.verdict, t.result), **migration_fields(p, rec))
     if t.verdict.symptom is Symptom.inconsistency and oracle.localizes(p):
         meta = meta.replace(float64_twin=t.twin, **_localize(ctx, lane.sandbox, p))

@@ -43,14 +43,14 @@ class Reference(Oracle):
         res = run_on(ctx, lane.sandbox, p)
         if res is None:
             return Tested(None)
-        expected, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(ctx, lane, p)
+        outputs, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(ctx, lane, p)
         if why == "cut":
             return Tested(None, res)
         if why is not None:
             return Tested(why, res, side, reference=p.reference)
-        judged = judge_run(res, expected, ctx.info.engine, ctx.tolerances, reference or p.reference,
+        judged = judge_run(res, outputs, ctx.info.engine, ctx.tolerances, reference or p.reference,
                            lambda: timed_twins(ctx, p))  # the float64 twins tell noise from a bug
-        other = expected if ctx.expected_info is not None else None
+        other = outputs if ctx.expected_info is not None else None
         return Tested(judged.verdict, res, side, other, judged.reference, judged.twin)
 
 
