@@ -76,9 +76,12 @@ class FakeBackend(Backend):
     name = "fake-cpu"
     engine = "ort"  # speaks ONNX Runtime's error dialect (``unsupported``)
     device = "cpu"
+    unoptimized = {"always": None}  # oracle=optlevel: the same backend without its fault
+    default_fault = None            # ``always`` unless given (a variant that always fails)
 
-    def __init__(self, always: str | None = None, after: int = 0, once: str | None = None, slow_s: float = 2.0,
+    def __init__(self, always: str | None = "", after: int = 0, once: str | None = None, slow_s: float = 2.0,
                  **options):
+        always = self.default_fault if always == "" else always
         super().__init__(always=always, after=after, once=once, slow_s=slow_s, **options)
         fault, _, stage = (always or "").partition("@")
         if always is not None and (fault not in FAULTS or stage not in ("", "compile", "execute")):
@@ -141,6 +144,13 @@ class FakeGirBackend(FakeBackend):
     name = "fakegir-cpu"
     formats = ("gir",)
 
+    def warm_up(self) -> None:
+        """Import every op's numpy eval now, while the sandbox starts (lane 0's before the other lanes
+        start): importing them is not safe from several threads at once (nnfuzz/ops load_aspect)."""
+        from nnfuzz.ops import load_aspect
+
+        load_aspect("numpy")
+
     def build(self, model_bytes: bytes):
         from nnfuzz.materialize.portable import unpack
 
@@ -152,6 +162,18 @@ class FakeGirBackend(FakeBackend):
         gir, weights = model
         values = evaluate(gir, weights, inputs)
         return {name: values[name] for name in gir.outputs}
+
+
+class FakeCrashBackend(FakeBackend):
+    """Dies by SIGSEGV on every model (a compared system that crashes: oracle=cmp)."""
+
+    default_fault = "crash"
+
+
+class FakeUnsupportedBackend(FakeBackend):
+    """Says it does not support any model, as ONNX Runtime does for a missing kernel."""
+
+    default_fault = "unsupported"
 
 
 class FakeRewriteWrongBackend(FakeBackend):
@@ -203,17 +225,19 @@ class FakeInvalidBackend(FakeBackend):
 SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]  # finite reference outputs every time
 
 
-def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, **kw):
+def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, by_path: bool = False, **kw):
     """``run_campaign`` on the in-process executor with ``backend`` (a class of this module) and its
     ``options``: small float32 graphs of SAFE_OPS from ``seed`` (None: drawn), 60 s bound, no probing.
-    Returns (counters, the campaign's config)."""
+    The backend is named by its class's name and ``backend_path``, or ``by_path`` by its "module:Class"
+    path alone (as a user names a backend of their own). Returns (counters, the campaign's config)."""
     from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
     from nnfuzz.generate.policy import GenPolicy
 
+    path = f"{__name__}:{backend}"
     kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, seed=seed))
     kw.setdefault("time_s", 60.0)
-    cc = CampaignConfig(backend=globals()[backend].name, backend_options=options or {},
-                        backend_path=f"{__name__}:{backend}", out=out, ui="plain", probe=False,
+    cc = CampaignConfig(backend=path if by_path else globals()[backend].name, backend_options=options or {},
+                        backend_path=None if by_path else path, out=out, ui="plain", probe=False,
                         executor="inprocess", **kw)
     return run_campaign(cc), cc
 

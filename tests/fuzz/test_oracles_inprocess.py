@@ -2,8 +2,10 @@
 tier's fake backends (tests/fuzz/fake_backends.py): the metamorphic oracle catches a system wrong only on
 the rewritten model (and the pair replays), disruptive mode (mgen.invalid) saves a crash on an invalid
 model, nothing for a clean rejection, and a silent acceptance only when the outputs contradict the
-declared types; a system taking nnfuzz graphs is sent no ONNX. test_noref_oracles.py runs the same on
-real worker processes."""
+declared types; the compare oracles (cmp, optlevel) run the other side on each lane's expected-side
+sandbox and save the other system's crash under its name; a system taking nnfuzz graphs is sent no
+ONNX. test_noref_oracles.py runs the metamorphic and invalid cases on real worker processes."""
+import numpy as np
 import pytest
 from fake_backends import SAFE_OPS, fake_campaign, folders, records
 
@@ -79,3 +81,50 @@ def test_a_system_taking_nnfuzz_graphs_is_sent_graphs(tmp_path, fault, verdict):
     for p in folders(cc.out):
         bug = load_bug(p)
         assert bug.meta.format == "gir" and bug.meta.system == "fakegir-cpu" and not (p / "model.onnx").exists()
+
+
+def test_cmp_saves_a_disagreement_with_the_other_systems_outputs(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"always": "wrong"}, cmp_with="fake_backends:FakeGirBackend",
+                                 max_tests=4, workers=2, rerun=False)
+    assert counters.tests == 4 and counters.verdicts == {"inconsistency": 4}, counters
+    bug = load_bug(folders(cc.out)[0])
+    assert bug.meta.system == "fake-cpu" and bug.meta.oracle["kind"] == "cmp" and bug.meta.oracle["side"] == "actual"
+    assert bug.meta.oracle["expected"]["system"] == "fake_backends:FakeGirBackend"
+    assert bug.meta.oracle["expected"]["version"] == "1.0-fake"
+    # oracle.pkl's expected outputs are the other system's: nnfuzz's numpy reference on the saved model
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.reference import evaluate
+    from nnfuzz.triage.bugstore import bug_weights
+
+    gir = GraphIR.loads(bug.gir_text)
+    values = evaluate(gir, bug_weights(bug), bug.oracle["input"])
+    assert bug.oracle["output"].keys() == set(gir.outputs)
+    assert all(np.array_equal(bug.oracle["output"][k], values[k]) for k in gir.outputs)
+
+
+def test_cmp_saves_the_other_systems_crash_under_its_name_and_ignores_what_it_cannot_run(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", cmp_with="fake_backends:FakeCrashBackend", max_tests=2,
+                                 rerun=False)
+    assert counters.verdicts == {"crash": 2} and counters.bugs_saved == 2, counters
+    meta = load_bug(folders(cc.out)[0]).meta
+    assert meta.system == "fake_backends:FakeCrashBackend" and meta.oracle["side"] == "expected"
+    assert meta.symptom == "crash" and meta.summary == "killed by SIGSEGV"
+    counters, cc = fake_campaign(tmp_path / "unsupported", cmp_with="fake_backends:FakeUnsupportedBackend",
+                                 max_tests=2)
+    assert counters.verdicts == {"unsupported": 2} and counters.bugs_saved == 0, counters
+
+
+@pytest.mark.xfail(strict=True, reason="meta.json's signal of the expected side's crash is taken from the system "
+                   "under test's RunResult (verdict_fields(t.verdict, t.result)): None")
+def test_the_other_systems_crash_records_its_signal(tmp_path):
+    fake_campaign(tmp_path / "bugs", cmp_with="fake_backends:FakeCrashBackend", max_tests=1, rerun=False)
+    assert load_bug(tmp_path / "bugs" / "0000").meta.signal == 11
+
+
+def test_optlevel_compares_with_the_same_system_without_its_optimisations(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"always": "wrong"}, by_path=True, oracle="optlevel",
+                                 max_tests=2, rerun=False)
+    assert counters.verdicts == {"inconsistency": 2}, counters
+    meta = load_bug(folders(cc.out)[0]).meta
+    assert meta.oracle["kind"] == "optlevel" and meta.oracle["expected"]["options"] == {"always": None}
+    assert meta.system == meta.oracle["expected"]["system"] == "fake_backends:FakeBackend"
