@@ -87,8 +87,8 @@ def run_campaign(cc: CampaignConfig, oracles: Optional[Tuple["Oracle", ...]] = N
 
 
 def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: StopRequest) -> Counters:
-    from nnfuzz.fuzz.loop import Campaign
     from nnfuzz.fuzz.executors import make_executor, make_producers
+    from nnfuzz.fuzz.loop import Campaign
     from nnfuzz.fuzz.pool import Lane, close_lanes, more_lanes
     from nnfuzz.fuzz.sizing import thread_env
 

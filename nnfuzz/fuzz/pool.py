@@ -96,7 +96,7 @@ def _join(threads, tick: Callable[[], None]) -> None:
 
 
 class Driver(Protocol):
-    """What the pool needs of a campaign (fuzz/campaign.py Campaign)."""
+    """What the pool needs of a campaign (fuzz/loop.py Campaign)."""
 
     stop: object                                  # the StopRequest (fuzz/stopping.py)
 
