@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @dataclasses.dataclass(frozen=True)
 class CampaignPlan:
     ops: Tuple[type, ...]                  # the op classes generated from
-    rows: Dict[str, frozenset]             # op name -> its supported dtype rows (an op absent: all rows)
+    rows: Dict[str, set]                   # op name -> its supported dtype rows (an op absent: all rows)
     export: object                         # the models' ExportSpec, with the opsets every ONNX system reads
     search: Optional[object]               # the value search's SearchConfig (its int64_bits from the systems)
     onnx: bool                             # models are written as ONNX (some side of the oracle takes ONNX)
