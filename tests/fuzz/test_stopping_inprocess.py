@@ -1,12 +1,13 @@
 """How a campaign ends, and what it leaves, on the in-process executor (``fuzz.executor=inprocess``)
 with the test tier's fake backends (tests/fuzz/fake_backends.py): a stop signal during a run, the time
-bound, campaign.jsonl's framing, the seed, and a campaign resumed into the same store. Each campaign
+bound, campaign.jsonl's framing, the seed, a campaign resumed into the same store, and the `nnfuzz fuzz`
+command's summary and exit code. Each campaign
 takes a fraction of a second; test_signals.py and test_resume.py do the same with real processes (and
 real signals)."""
 import json
 
 import pytest
-from fake_backends import fake_campaign, folders, records
+from fake_backends import SAFE_OPS, fake_campaign, folders, records
 
 from nnfuzz.fuzz.resume import STATE_FILE
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
@@ -137,3 +138,20 @@ def test_a_corrupt_guide_state_stops_the_campaign_and_loses_nothing(tmp_path):
     with pytest.raises(GuideStateError, match="mgen.guide=none"):
         fake_campaign(out, {"always": "wrong"}, max_tests=1)
     assert (out / FILE).read_text() == "{truncated" and sorted(p.name for p in out.iterdir()) == [FILE]
+
+
+def test_the_fuzz_command_stopped_by_a_signal_prints_its_summary_and_exits_130(tmp_path, capsys):
+    from nnfuzz.cli import main
+    from nnfuzz.fuzz.stopping import EXIT_CODE
+
+    out = tmp_path / "bugs"
+    assert main(["fuzz", "backend.name=fake_backends:FakeBackend", "+backend.options.always=stop",
+                 "+backend.options.after=2", "fuzz.executor=inprocess", "fuzz.probe=false", "fuzz.producers=0",
+                 "time=60s", f"fuzz.out={out}", "ui=plain", "mgen.max_nodes=4", f"mgen.include=[{','.join(SAFE_OPS)}]",
+                 "mgen.dtypes=[float32]"]) == EXIT_CODE
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary["stopped"] == "SIGTERM" and summary["tests"] == 2 and summary["verdicts"] == {"pass": 2}
+    assert summary["backend"] == "fake_backends:FakeBackend" and summary["workers"] == 1
+    assert f"seed {summary['seed']}: rerun with mgen.seed={summary['seed']}" in captured.err
+    assert records(out)[-1]["campaign_end"] == {"stopped": "SIGTERM", "tests": 2, "lost": 0}
