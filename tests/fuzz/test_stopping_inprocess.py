@@ -1,9 +1,8 @@
 """How a campaign ends, and what it leaves, on the in-process executor (``fuzz.executor=inprocess``)
 with the test tier's fake backends (tests/fuzz/fake_backends.py): a stop signal during a run, the time
 bound, campaign.jsonl's framing, the seed, a campaign resumed into the same store, and the `nnfuzz fuzz`
-command's summary and exit code. Each campaign
-takes a fraction of a second; test_signals.py and test_resume.py do the same with real processes (and
-real signals)."""
+command's summary and exit code. Each campaign takes a fraction of a second; test_signals.py and
+test_resume.py do the same with real processes (and real signals)."""
 import json
 
 import pytest
