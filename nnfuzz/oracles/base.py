@@ -60,6 +60,10 @@ class Oracle:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         if cls.__dict__.get("name"):
+            prev = ORACLES.get(cls.name)
+            if prev is not None and (prev.__module__, prev.__qualname__) != (cls.__module__, cls.__qualname__):
+                raise ConfigError(f"oracle name {cls.name!r} of {cls.__module__}.{cls.__qualname__} is already taken "
+                                  f"by {prev.__module__}.{prev.__qualname__}; set a distinct class attribute `name = ...`")
             ORACLES[cls.name] = cls
 
     # ---- configuration and start-up ----------------------------------------------------------

@@ -8,7 +8,7 @@ from nnfuzz.errors import ConfigError
 from nnfuzz.fuzz.context import run_on
 from nnfuzz.materialize.model import ReferenceData
 from nnfuzz import oracles
-from nnfuzz.oracles import Oracle, campaign_oracles, oracle_names
+from nnfuzz.oracles import ORACLES, Oracle, campaign_oracles, oracle_names
 from nnfuzz.triage.bugstore import load_bug
 from nnfuzz.verdict import Stage, Symptom, Verdict, judge
 
@@ -60,6 +60,13 @@ class WrongOracle(Oracle):
 def test_the_oracle_choices_come_from_the_registry():
     assert {"reference", "metamorphic", "toy-twice", "toy-wrong"} <= set(oracle_names())
     assert "invalid" not in oracle_names()  # turned on by mgen.invalid, not by oracle=
+
+
+def test_a_name_is_one_oracle():
+    with pytest.raises(ConfigError, match="'toy-twice' of .*Impostor is already taken by .*TwiceOracle"):
+        class Impostor(Oracle):
+            name = "toy-twice"
+    assert ORACLES["toy-twice"] is TwiceOracle
 
 
 def test_an_unknown_oracle_names_the_registered_ones(tmp_path):
