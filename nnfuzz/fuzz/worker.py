@@ -154,11 +154,12 @@ def run_backend(backend, model_bytes, inputs, entering=None) -> tuple:
 
 
 def unsendable(answer: tuple, e: BaseException) -> tuple:
-    """(Inside the ``except`` for ``e``.) The error answer for an ``answer`` whose outputs could not be
-    sent back (pickled); nothing of it was sent yet."""
-    seconds = answer[2]
+    """(Inside the ``except`` for ``e``.) The error answer for an "ok" ``answer`` whose outputs could not
+    be sent back (pickled); nothing of it was sent yet. Any other answer that cannot be sent raises ``e``."""
+    if answer[0] != "ok":
+        raise e
     return ("error", "execute", _exc_type(e), "outputs could not be sent back: " + summarize(e),
-            traceback.format_exc(), seconds, _is_oom(e))
+            traceback.format_exc(), answer[2], _is_oom(e))
 
 
 def _run(conn, backend, model_bytes, inputs) -> None:
