@@ -129,6 +129,10 @@ class Backend:
     # The same for a GraphIR bug of a TF system (triage/script_tf.py): the code runs the SavedModel in
     # ``model_dir`` on ``INPUTS`` and fills ``OUTPUTS`` in the order of ``OUTPUT_NAMES``.
     repro_gir: ClassVar[Optional[Tuple[str, str]]] = None
+    # Who writes the whole script for a bug in a model format other than through ``repro_onnx``:
+    # {format: "module:function"}, the function taking (bug, backend name, head: the fields every script
+    # has, triage/script.py write_script) and returning the script's text.
+    repro_scripts: ClassVar[Dict[str, str]] = {}
     # Its issue template (triage/report_md.py): ``(facts, script) -> report.md`` in the system's own
     # tracker's form; ``facts`` are report_md.facts' strings.
     issue_template: ClassVar[Optional[Callable[[dict, str], str]]] = None

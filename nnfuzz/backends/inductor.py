@@ -26,6 +26,7 @@ class _InductorBackend(Backend):
     engine = "inductor"
     known = inductor_knowledge.KNOWN
     issue_template = staticmethod(inductor_knowledge.issue)
+    repro_scripts = {"gir": "nnfuzz.triage.script_torch:torch_script"}  # the torch.export program
     formats = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)

@@ -18,6 +18,7 @@ class _TfBackend(Backend):
     device = "cpu"
     known = tf_knowledge.KNOWN
     repro_gir = tf_knowledge.REPRO_TF
+    repro_scripts = {"gir": "nnfuzz.triage.script_tf:tf_script"}
     issue_template = staticmethod(partial(tf_knowledge.issue, part="TF eager"))
 
     def __init__(self, **options):

@@ -58,6 +58,7 @@ class _TvmBackend(Backend):
     error_ops = tvm_knowledge.ERROR_OPS
     error_checks = tvm_knowledge.ERROR_CHECKS
     issue_template = staticmethod(tvm_knowledge.issue)
+    repro_scripts = {"relax": "nnfuzz.triage.script:relax_script"}  # a Relax-native model's TVMScript
 
     def __init__(self, pipeline: str = "default", format: str = "mix", **options):
         super().__init__(pipeline=pipeline, format=format, **options)

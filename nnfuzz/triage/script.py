@@ -100,74 +100,71 @@ def _tolerances(bug, tolerances: dict):
     return max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
 
 
-def relax_script(bug, backend: str, device: str, tolerances: dict) -> str:
+def relax_script(bug, backend: str, head: dict) -> str:
     """The reproducer of a relax bug: the module's TVMScript (model.py), weights and inputs as arrays,
-    compiled with the bug's pipeline (the default one, or default_build on llvm)."""
+    compiled with the bug's pipeline (the default one, or default_build on llvm); ``head`` as write_script
+    gives it."""
     from nnfuzz.materialize.portable import relax_seed, unpack
     from nnfuzz.materialize.relax.build import module_script
 
     gir, weights = unpack(bug.model_bytes)
     relax_seed(bug.model_bytes)
     pipeline = (bug.meta.backend_options or {}).get("pipeline", "default")
+    device = head["device"]
     if pipeline == "default_build" and device == "gpu":
         raise ConfigError("--script writes tvm-gpu's default_build pipeline (dlight schedules, no fusion) only "
                           "through nnfuzz (backends/tvm.py relax_pipeline); replay this bug with nnfuzz repro")
-    rtol, atol = _tolerances(bug, tolerances)
-    meta, expected = bug.meta, bug.oracle["output"] or {}
+    expected = bug.oracle["output"] or {}
     return _RELAX_HEAD.format(
-        title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
-        stage=meta.stage, summary=str(meta.summary)[:300], b64array=B64ARRAY, module=module_script(bug.model_bytes),
+        b64array=B64ARRAY, module=module_script(bug.model_bytes),
         inputs=arrays_source("INPUTS", bug.oracle["input"]), weights=arrays_source("WEIGHTS", weights),
-        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}), rtol=rtol, atol=atol,
+        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}),
+        **{k: head[k] for k in ("title", "folder", "symptom", "stage", "summary", "rtol", "atol")},
         in_names=list(gir.inputs), out_names=list(gir.outputs), device="tvm.cuda()" if device == "gpu" else "tvm.cpu()",
         target="cuda" if device == "gpu" else "llvm",
         pipeline="relax.get_default_pipeline(target)" if pipeline == "default" else 'relax.get_pipeline("default_build")',
-    ) + _TAIL
+    ) + head["tail"]
 
 
 def write_script(bug, backend: str, tolerances: dict) -> str:
+    """The reproducer of ``bug`` on ``backend``: its own writer for the bug's model format
+    (``Backend.repro_scripts``), else, for an ONNX bug, this module's with the backend's snippet."""
+    import importlib
+
     from nnfuzz.backends.registry import backend_class
 
     cls = backend_class(backend)
-    engine, device = cls.engine, cls.device
-    if engine == "tvm" and bug.format == "relax":
-        return relax_script(bug, backend, device, tolerances)
-    from nnfuzz.triage.script_tf import tf_script
-
-    takes_gir = cls.repro_gir is not None or engine == "inductor"  # inductor's: script_torch.py
-    if not (cls.repro_onnx and bug.format == "onnx" or takes_gir and bug.format == "gir"):
-        from nnfuzz.backends.registry import builtin_classes
-
-        onnx_engines = sorted({c.engine for c in builtin_classes() if c.repro_onnx})
-        gir_engines = sorted({c.engine for c in builtin_classes() if c.repro_gir or c.engine == "inductor"})
-        raise ConfigError(f"--script supports ONNX bugs of the engines {onnx_engines} (ort-cpu, tvm-gpu, "
-                          f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
-                          f"got backend={backend!r} and a {bug.format} model")
     expected = bug.oracle["output"] or {}
     rtol, atol = _tolerances(bug, tolerances)
     meta = bug.meta
-    if bug.format == "gir":
-        head = dict(title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
-                    stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL)
-        if engine == "inductor":
-            from nnfuzz.triage.script_torch import torch_script
+    head = dict(title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path, symptom=meta.symptom,
+                stage=meta.stage, summary=str(meta.summary)[:300], rtol=rtol, atol=atol, tail=_TAIL,
+                device=cls.device)
+    writer = cls.repro_scripts.get(bug.format)
+    if writer is not None:
+        module, _, function = writer.partition(":")
+        return getattr(importlib.import_module(module), function)(bug, backend, head)
+    if not (cls.repro_onnx and bug.format == "onnx"):
+        from nnfuzz.backends.registry import builtin_classes
 
-            return torch_script(bug, backend, device, head)
-        return tf_script(bug, backend, head)
+        onnx_engines = sorted({c.engine for c in builtin_classes() if c.repro_onnx})
+        gir_engines = sorted({c.engine for c in builtin_classes() if "gir" in c.repro_scripts})
+        raise ConfigError(f"--script supports ONNX bugs of the engines {onnx_engines} (ort-cpu, tvm-gpu, "
+                          f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
+                          f"got backend={backend!r} and a {bug.format} model")
     needs, body = cls.repro_onnx
-    head = _HEAD.format(
-        title=f"{backend} {meta.version} ({meta.version_id})", folder=bug.path,
-        symptom=meta.symptom, stage=meta.stage, summary=str(meta.summary)[:300], needs=needs,
-        b64array=B64ARRAY, model=model_block(bug.model_bytes),
+    text = _HEAD.format(
+        needs=needs, b64array=B64ARRAY, model=model_block(bug.model_bytes),
         inputs=arrays_source("INPUTS", bug.oracle["input"]),
-        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}), rtol=rtol, atol=atol,
+        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}),
+        **{k: head[k] for k in ("title", "folder", "symptom", "stage", "summary", "rtol", "atol")},
     )
     if meta.invalid is not None:
-        return head.replace(_CHECK, _INVALID_NOTE.format(rule=meta.invalid.get("rule"), op=meta.invalid.get("op"),
+        return text.replace(_CHECK, _INVALID_NOTE.format(rule=meta.invalid.get("rule"), op=meta.invalid.get("op"),
                                                          change=meta.invalid.get("change"))) + _invalid_run(body)
     if meta.rewrite is not None and bug.rewrite_bytes is not None:
-        return head + _pair(body, bug.rewrite_bytes, meta.rewrite.get("aliases", {})) + _TAIL
-    return head + body + _TAIL
+        return text + _pair(body, bug.rewrite_bytes, meta.rewrite.get("aliases", {})) + _TAIL
+    return text + body + _TAIL
 
 
 _CHECK = "onnx.checker.check_model(onnx.load_model_from_string(MODEL), full_check=True)"

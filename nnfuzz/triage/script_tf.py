@@ -76,7 +76,7 @@ def _tar_gz(folder: Path) -> bytes:
 
 def tf_script(bug, backend: str, head: dict) -> str:
     """The script for a GraphIR bug on a TF system; ``head`` holds the fields script.py fills for every
-    system (title, folder, symptom, stage, summary, rtol, atol, tail). How it runs the SavedModel is the
+    system (title, folder, symptom, stage, summary, rtol, atol, tail, device). How it runs the SavedModel is the
     backend's own snippet (``Backend.repro_gir``)."""
     from nnfuzz.backends.registry import backend_class
     from nnfuzz.materialize.portable import unpack

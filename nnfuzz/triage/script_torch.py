@@ -81,13 +81,13 @@ def exported_program(bug, device: str = "cpu") -> "tuple[bytes, str]":
     return buf.getvalue(), ep.graph_module.code
 
 
-def torch_script(bug, backend: str, device: str, head: dict) -> str:
+def torch_script(bug, backend: str, head: dict) -> str:
     """The script for a GraphIR bug on inductor; ``head`` as in script_tf.tf_script."""
     from nnfuzz.materialize.portable import unpack
 
     gir, _ = unpack(bug.model_bytes)
     expected = bug.oracle["output"] or {}
-    torch_device = "cuda" if device == "gpu" else "cpu"
+    torch_device = "cuda" if head["device"] == "gpu" else "cpu"
     data, code = exported_program(bug, torch_device)
     blob = base64.b64encode(data).decode()
     return _HEAD.format(
