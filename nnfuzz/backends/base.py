@@ -116,7 +116,7 @@ class Backend:
     known: ClassVar[Tuple[Known, ...]] = ()
     # Its error patterns (triage/rootcause.py): regexes whose group 1 is the op the system's error names,
     # most specific first; regexes of its innermost check, with optional groups ``where`` (the condition
-    # or error class) and ``file``; lines of its wrapping that are never the message; and, for an error
+    # or error class) and ``file`` (no other named groups); lines of its wrapping that are never the message; and, for an error
     # log listing several failed ops, the regex heading each op's block (group 1: the op) and the one
     # ending the list (only the first block is read).
     error_ops: ClassVar[Tuple[str, ...]] = ()
