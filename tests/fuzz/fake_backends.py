@@ -15,7 +15,8 @@ campaign). Faults: wrong (outputs + 1), nan (NaN outputs), crash (the worker die
 with its signal), hang (past any time limit: a timeout), slow (takes ``slow_s`` simulated seconds,
 default 2, then succeeds), raise (RuntimeError), unsupported (ONNX Runtime's NOT_IMPLEMENTED error),
 oom (MemoryError: a memory crash), nnfuzzbuild (nnfuzz's own model building fails: ModelBuildError),
-unpicklable (an output that cannot be sent back), stop (a SIGTERM arrives during the run).
+unpicklable (an output that cannot be sent back), stop (a SIGTERM arrives during the run). Option
+``lacks`` (ONNX op types) makes every model holding one of them unsupported, as a missing kernel does.
 """
 from __future__ import annotations
 
@@ -32,8 +33,13 @@ FAULTS = {"wrong": "execute", "nan": "execute", "crash": "execute", "hang": "exe
           "raise": "compile", "unsupported": "compile", "oom": "execute", "nnfuzzbuild": "compile",
           "unpicklable": "execute", "stop": "execute"}
 OUTPUT_FAULTS = {"wrong", "nan", "unpicklable"}  # change the outputs (applied after the run)
-UNSUPPORTED_TEXT = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for "
-                    "FakeOp(1) node with name 'fake'")
+
+
+def unsupported_text(op: str = "FakeOp") -> str:
+    """ONNX Runtime's words for a kernel it lacks (known to the ``ort`` engine's error patterns)."""
+    return (f"[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for {op}(1) node "
+            f"with name 'fake'")
+
 
 _claimed: set = set()  # ``once`` keys whose one fault was taken
 _claim_lock = threading.Lock()
@@ -49,7 +55,7 @@ def _inject(fault: str, slow_s: float) -> None:
     elif fault == "raise":
         raise RuntimeError("injected failure")
     elif fault == "unsupported":
-        raise RuntimeError(UNSUPPORTED_TEXT)
+        raise RuntimeError(unsupported_text())
     elif fault == "oom":
         raise MemoryError("fake backend: cannot allocate 64 GiB")
     elif fault == "nnfuzzbuild":
@@ -80,9 +86,10 @@ class FakeBackend(Backend):
     default_fault = None            # ``always`` unless given (a variant that always fails)
 
     def __init__(self, always: str | None = "", after: int = 0, once: str | None = None, slow_s: float = 2.0,
-                 **options):
+                 lacks=(), **options):
         always = self.default_fault if always == "" else always
-        super().__init__(always=always, after=after, once=once, slow_s=slow_s, **options)
+        super().__init__(always=always, after=after, once=once, slow_s=slow_s, lacks=lacks, **options)
+        self.lacks = set(lacks)  # ONNX op types it has no kernel for: unsupported, as ORT says it
         fault, _, stage = (always or "").partition("@")
         if always is not None and (fault not in FAULTS or stage not in ("", "compile", "execute")):
             raise ConfigError(f"backend.options.always={always!r}; valid: a fault of {sorted(FAULTS)}, "
@@ -128,9 +135,14 @@ class FakeBackend(Backend):
     # -- the computation (overridden by the variants) ---------------------------------------------
 
     def build(self, model_bytes: bytes):
+        import onnx
         from onnx.reference import ReferenceEvaluator
 
-        return ReferenceEvaluator(model_bytes)
+        model = onnx.load_model_from_string(model_bytes)
+        for node in model.graph.node:
+            if node.op_type in self.lacks:
+                raise RuntimeError(unsupported_text(node.op_type))
+        return ReferenceEvaluator(model)
 
     def evaluate(self, model, inputs: dict) -> dict:
         wanted = set(model.input_names)
@@ -174,6 +186,17 @@ class FakeUnsupportedBackend(FakeBackend):
     """Says it does not support any model, as ONNX Runtime does for a missing kernel."""
 
     default_fault = "unsupported"
+
+
+class FakeNoFunctionsBackend(FakeBackend):
+    """Says, as ORT does for an op it lacks, that it cannot run a model with local functions."""
+
+    def build(self, model_bytes: bytes):
+        import onnx
+
+        if onnx.load_model_from_string(model_bytes).functions:
+            raise RuntimeError(unsupported_text("NnfuzzFunction"))
+        return super().build(model_bytes)
 
 
 class FakeRewriteWrongBackend(FakeBackend):
@@ -227,7 +250,8 @@ SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]  # finite refe
 
 def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, by_path: bool = False, **kw):
     """``run_campaign`` on the in-process executor with ``backend`` (a class of this module) and its
-    ``options``: small float32 graphs of SAFE_OPS from ``seed`` (None: drawn), 60 s bound, no probing.
+    ``options``: small float32 graphs of SAFE_OPS from ``seed`` (None: drawn), 60 s bound, no probing
+    (unless ``probe=True``).
     The backend is named by its class's name and ``backend_path``, or ``by_path`` by its "module:Class"
     path alone (as a user names a backend of their own). Returns (counters, the campaign's config)."""
     from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
@@ -236,9 +260,9 @@ def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, by_pa
     path = f"{__name__}:{backend}"
     kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, seed=seed))
     kw.setdefault("time_s", 60.0)
+    kw.setdefault("probe", False)
     cc = CampaignConfig(backend=path if by_path else globals()[backend].name, backend_options=options or {},
-                        backend_path=None if by_path else path, out=out, ui="plain", probe=False,
-                        executor="inprocess", **kw)
+                        backend_path=None if by_path else path, out=out, ui="plain", executor="inprocess", **kw)
     return run_campaign(cc), cc
 
 

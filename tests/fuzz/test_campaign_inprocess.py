@@ -128,3 +128,13 @@ def test_a_crash_in_one_lane_leaves_the_other_lanes_tests_alone(tmp_path):
     assert not [r for r in records(cc.out) if r.get("verdict") in ("cut", "lost", "nnfuzz-error")]
     bug = load_bug(crashed[0]["bug"])  # saved once, flaky: its re-run found no fault
     assert bug.meta.symptom == "crash" and bug.meta.flaky and counters.bugs_saved == 1
+
+
+def test_probing_leaves_out_the_ops_the_system_has_no_kernel_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    counters, cc = fake_campaign(tmp_path / "bugs", {"lacks": ["Tanh"]}, probe=True, max_tests=6)
+    plan = records(cc.out)[0]["campaign"]["plan"]
+    assert plan["probed"] and plan["probed_rows"]["Tanh"] == 0 and plan["probed_rows"]["Relu"] == 1
+    assert "Tanh" not in plan["ops"] and "Relu" in plan["ops"]
+    assert counters.verdicts == {"pass": 6}  # no model holds an op the system cannot run
+    assert not any("Tanh" in r["ops"] for r in _tested(cc.out))

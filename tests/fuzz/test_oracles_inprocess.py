@@ -128,3 +128,15 @@ def test_optlevel_compares_with_the_same_system_without_its_optimisations(tmp_pa
     meta = load_bug(folders(cc.out)[0]).meta
     assert meta.oracle["kind"] == "optlevel" and meta.oracle["expected"]["options"] == {"always": None}
     assert meta.system == meta.oracle["expected"]["system"] == "fake_backends:FakeBackend"
+
+
+def test_the_rewrite_probe_leaves_out_what_the_system_cannot_read(tmp_path, monkeypatch):
+    """A system that rejects model-local functions as unsupported is not given function rewrites."""
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeNoFunctionsBackend", oracle="metamorphic",
+                                 probe=True, max_tests=4)
+    [oracle] = records(cc.out)[0]["campaign"]["plan"]["oracles"]
+    assert oracle["kind"] == "metamorphic" and {"if", "loop", "reorder"} <= set(oracle["rewrites"])
+    assert "function" not in oracle["rewrites"] and "function-chain" not in oracle["rewrites"]
+    drawn = [k for r in records(cc.out) if isinstance(r.get("rewrite"), list) for k in r["rewrite"]]
+    assert counters.tests == 4 and drawn and not [k for k in drawn if k.startswith("function")]
