@@ -4,6 +4,8 @@ oracles, saving and stopping can be tested in milliseconds.
 
 Not for real campaigns: nothing is contained. A native crash of the system under test kills the
 campaign, a hang hangs it, and memory is not bounded. ``fuzz.executor=local`` is what a campaign runs on.
+Producers (``fuzz.producers`` > 0) are still processes: with ``fuzz.producers=0`` (CampaignConfig's
+default) a campaign starts none. The background reducer (``fuzz.reduce``) makes sandboxes of its own.
 
 An ``InProcessSandbox`` has the public methods of fuzz/sandbox.py's Sandbox and returns the same
 RunResults, made by the same code: the worker's compile-and-run (fuzz/worker.py run_backend) and the
