@@ -91,3 +91,19 @@ def test_every_built_in_carries_its_knowledge():
         cls = registry.backend_class(name)
         assert cls.known, name
         assert cls.repro_onnx is None or len(cls.repro_onnx) == 2 and "OUTPUTS" in cls.repro_onnx[1], name
+
+
+@pytest.mark.slow
+def test_reading_every_backends_knowledge_imports_no_framework():
+    """The knowledge is data next to the backend: reading all of it (known limitations, error patterns,
+    snippets, templates) imports neither the systems nor torch/onnx."""
+    import subprocess
+
+    code = ("import sys; from nnfuzz.backends.registry import builtin_classes; from nnfuzz.backends.known import "
+            "classify; from nnfuzz.triage.rootcause import root_cause; "
+            "[(c.known, c.error_ops, c.repro_onnx, c.repro_gir, c.issue_template) for c in builtin_classes()]; "
+            "assert classify('tvm', 'TopK k must be a constant'); root_cause('E: x', 'Node (a) Op (Mul)'); "
+            "print([m for m in ('torch', 'onnx', 'tensorflow', 'tvm', 'onnxruntime', 'openvino', 'tensorrt') "
+            "if m in sys.modules])")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
