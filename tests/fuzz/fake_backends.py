@@ -17,6 +17,8 @@ default 2, then succeeds), raise (RuntimeError), unsupported (ONNX Runtime's NOT
 oom (MemoryError: a memory crash), nnfuzzbuild (nnfuzz's own model building fails: ModelBuildError),
 unpicklable (an output that cannot be sent back), stop (a SIGTERM arrives during the run). Option
 ``lacks`` (ONNX op types) makes every model holding one of them unsupported, as a missing kernel does.
+Option ``meet=KEY`` makes each compile wait (a second at most) until ``parties`` runs of backends
+given that KEY are compiling at once: lanes mid-test together (``met(KEY)`` counts the runs that met).
 """
 from __future__ import annotations
 
@@ -43,6 +45,28 @@ def unsupported_text(op: str = "FakeOp") -> str:
 
 _claimed: set = set()  # ``once`` keys whose one fault was taken
 _claim_lock = threading.Lock()
+_barriers: dict = {}   # ``meet`` key -> the barrier its runs wait at
+_met: dict = {}        # ``meet`` key -> how many runs met the others there
+
+
+def _meet(key: str, parties: int, seconds: float) -> None:
+    """Wait until ``parties`` runs (of lanes' threads) are here at once, or ``seconds`` passed (then the
+    run goes on alone: a lane the campaign held back must not hang the test)."""
+    with _claim_lock:
+        barrier = _barriers.get(key)
+        if barrier is None or barrier.broken:
+            barrier = _barriers[key] = threading.Barrier(parties)
+    try:
+        barrier.wait(seconds)
+    except threading.BrokenBarrierError:
+        return
+    with _claim_lock:
+        _met[key] = _met.get(key, 0) + 1
+
+
+def met(key: str) -> int:
+    """How many runs of backends given ``meet=key`` met ``parties - 1`` others mid-run."""
+    return _met.get(key, 0)
 
 
 def _inject(fault: str, slow_s: float) -> None:
@@ -86,10 +110,12 @@ class FakeBackend(Backend):
     default_fault = None            # ``always`` unless given (a variant that always fails)
 
     def __init__(self, always: str | None = "", after: int = 0, once: str | None = None, slow_s: float = 2.0,
-                 lacks=(), **options):
+                 lacks=(), meet: str | None = None, parties: int = 2, **options):
         always = self.default_fault if always == "" else always
-        super().__init__(always=always, after=after, once=once, slow_s=slow_s, lacks=lacks, **options)
+        super().__init__(always=always, after=after, once=once, slow_s=slow_s, lacks=lacks, meet=meet,
+                         parties=parties, **options)
         self.lacks = set(lacks)  # ONNX op types it has no kernel for: unsupported, as ORT says it
+        self.meet, self.parties = meet, int(parties)
         fault, _, stage = (always or "").partition("@")
         if always is not None and (fault not in FAULTS or stage not in ("", "compile", "execute")):
             raise ConfigError(f"backend.options.always={always!r}; valid: a fault of {sorted(FAULTS)}, "
@@ -120,6 +146,8 @@ class FakeBackend(Backend):
             return True
 
     def compile(self, model_bytes: bytes):
+        if self.meet is not None:
+            _meet(self.meet, self.parties, 1.0)
         fault = self.fault if self._hits() else None
         if fault is not None and self.stage == "compile":
             _inject(fault, self.slow_s)

@@ -3,7 +3,7 @@ tier's fake backends (tests/fuzz/fake_backends.py): verdicts counted, bugs saved
 deduplicated, re-run (flaky), max_tests held across lanes. Each campaign takes a fraction of a second;
 test_campaign.py and test_workers.py run campaigns on real worker processes."""
 import pytest
-from fake_backends import fake_campaign, folders, records
+from fake_backends import fake_campaign, folders, met, records
 
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
 
@@ -99,6 +99,14 @@ def test_max_tests_holds_however_many_lanes_claim_tests(tmp_path, workers):
     assert len(set(seeds)) == 5, "a seed was tested twice"
     assert {r["worker"] for r in tested} <= {f"w{k}" for k in range(workers)}
     assert all(r["began"] <= r["ended"] for r in tested)
+
+
+def test_max_tests_holds_while_every_lane_is_mid_test(tmp_path):
+    """Three lanes, each compile waiting for the other two: the first three tests run at once, and then
+    only two lanes may take a model (their wait ends alone), so five tests are run, never six."""
+    counters, cc = fake_campaign(tmp_path / "bugs", {"meet": str(tmp_path), "parties": 3}, max_tests=5, workers=3)
+    assert counters.tests == len(_tested(cc.out)) == 5 and counters.verdicts == {"pass": 5}, counters
+    assert met(str(tmp_path)) == 3  # the three lanes were mid-test at once
 
 
 def test_each_bug_is_written_once_and_numbered_without_gaps_with_two_lanes(tmp_path):
