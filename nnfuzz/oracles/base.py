@@ -125,6 +125,13 @@ class Oracle:
         return {"oracle": {"kind": self.name, "side": t.side, "under_test": ctx.under_test(),
                            "expected": self.expected_record(ctx)}}
 
+    @classmethod
+    def signature_term(cls, meta) -> Optional[str]:
+        """(From a saved bug's BugMeta alone: ``nnfuzz dedup`` reads kept folders.) The middle of an
+        inconsistency's signature when this oracle's own meta.json fields place it (``rewrite if+fan-out``);
+        None: the op it was localized to does (triage/dedup.py)."""
+        return None
+
     def localizes(self, p: "Produced") -> bool:
         """Whether an inconsistency is localized and its float64 twins recorded (needs a reference)."""
         return True
@@ -149,6 +156,12 @@ def oracle_names() -> Tuple[str, ...]:
     """The ``oracle=`` choices: the registered oracles a user picks by name."""
     load_builtins()
     return tuple(sorted(n for n, cls in ORACLES.items() if cls.selectable))
+
+
+def oracle_signature_term(meta) -> Optional[str]:
+    """The signature term of the first oracle (by name) whose meta.json fields place ``meta``'s inconsistency."""
+    load_builtins()
+    return next((t for _, cls in sorted(ORACLES.items()) if (t := cls.signature_term(meta)) is not None), None)
 
 
 def oracle_class(name: str) -> type:

@@ -84,6 +84,10 @@ class InvalidGraphs(Oracle):
             out["localization_note"] = NOT_LOCALIZED
         return out
 
+    @classmethod
+    def signature_term(cls, meta) -> Optional[str]:
+        return None if meta.invalid is None else f"invalid {meta.invalid.get('rule')} {meta.invalid.get('op')}"
+
     def localizes(self, p: "Produced") -> bool:
         return False
 

@@ -110,6 +110,12 @@ class Metamorphic(Oracle):
                 out["localization_note"] = NOT_LOCALIZED
         return out
 
+    @classmethod
+    def signature_term(cls, meta) -> Optional[str]:
+        from nnfuzz.materialize.onnx.rewrite.registry import kinds_of
+
+        return None if meta.rewrite is None else f"rewrite {'+'.join(kinds_of(meta.rewrite))}"
+
     def localizes(self, p: "Produced") -> bool:
         return p.rewrite is None
 

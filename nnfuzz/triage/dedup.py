@@ -61,13 +61,12 @@ def signature(meta, err_log: str = "") -> str:
     if not isinstance(meta, BugMeta):
         meta = BugMeta.from_json(meta)
     system, symptom = str(meta.system or None), str(meta.symptom or None)
-    if symptom == "inconsistency" and meta.invalid is not None:
-        return f"{system} | inconsistency | invalid {meta.invalid.get('rule')} {meta.invalid.get('op')} | {divergence(meta)}"
-    if symptom == "inconsistency" and meta.rewrite is not None:
-        from nnfuzz.materialize.onnx.rewrite.registry import kinds_of
-
-        return f"{system} | inconsistency | rewrite {'+'.join(kinds_of(meta.rewrite))} | {divergence(meta)}"
     if symptom == "inconsistency":
+        from nnfuzz.oracles.base import oracle_signature_term
+
+        term = oracle_signature_term(meta)  # the oracle's own fields place it (a rewrite, an invalid rule)
+        if term is not None:
+            return f"{system} | inconsistency | {term} | {divergence(meta)}"
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]

@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from nnfuzz.fuzz.campaign import CampaignConfig
+from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.producers import Producers
 from nnfuzz.generate.opset import select_ops
 from nnfuzz.generate.policy import GenPolicy
@@ -18,10 +19,10 @@ def _config(tmp_path: Path, seed: int) -> CampaignConfig:
 
 def test_forked_producers_make_each_seed_once_and_close_ends_them(tmp_path):
     cc = _config(tmp_path, 100)
-    ops = [c.name for c in select_ops(cc.policy, dialects=("tf",))]
+    plan = CampaignPlan(tuple(select_ops(cc.policy, dialects=("tf",))), {}, cc.export, cc.search, True, ())
     producers = Producers(cc, 3)
     try:
-        producers.go(cc, ops, {}, 120.0)
+        producers.go(cc, plan, 120.0)
         got = []
         while len(got) < 12:
             p = producers.get(timeout=60.0)

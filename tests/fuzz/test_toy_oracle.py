@@ -53,6 +53,10 @@ class WrongOracle(Oracle):
         out["oracle"] = {**out["oracle"], "toy": "every test disagrees"}
         return {**out, "localization_note": "toy-wrong: nothing to localize"}
 
+    @classmethod
+    def signature_term(cls, meta):
+        return "toy-wrong" if (meta.oracle or {}).get("toy") else None
+
     def localizes(self, p):
         return False
 
@@ -105,4 +109,5 @@ def test_a_wrong_toy_oracle_saves_every_test_as_a_bug_with_its_meta_fields(tmp_p
         assert m.oracle["kind"] == "toy-wrong" and m.oracle["toy"] == "every test disagrees"
         assert m.oracle["under_test"]["system"] == cc.backend and m.oracle["expected"]["system"] == "torch-eager"
         assert m.localization_note == "toy-wrong: nothing to localize" and m.first_divergent_node is None
+        assert m.signature == f"{cc.backend} | inconsistency | toy-wrong | values"
         assert bug.oracle["input"] and bug.oracle["output"] is not None  # the reference the toy judged with
