@@ -16,11 +16,6 @@ import nnfuzz
 ROOT = pathlib.Path(nnfuzz.__file__).parent
 MAX_LINES = 400
 
-# Cycles known today and being removed (issue 25), each the exact set of modules of one strongly
-# connected component: any other component fails the test (a new cycle, or a listed one that grew).
-# Empty this when the work below has landed.
-KNOWN_CYCLES: set = set()
-
 
 def module_files(root: pathlib.Path) -> Dict[str, pathlib.Path]:
     """``{dotted module name: file}`` of every .py file under ``root`` (a package's ``__init__.py`` is
@@ -159,9 +154,8 @@ def test_no_import_cycle_among_nnfuzz_modules():
     mods = module_files(ROOT)
     graph = import_graph(mods)
     assert len(graph) == len(list(ROOT.rglob("*.py"))), "a file was not walked (two files with one module name?)"
-    found = {frozenset(c): c for c in cycles(graph)}
-    new = [a_cycle(graph, c) for key, c in found.items() if key not in KNOWN_CYCLES]
-    assert not new, f"import cycles (each module imports the next): {new}"
+    found = [a_cycle(graph, c) for c in cycles(graph)]
+    assert not found, f"import cycles (each module imports the next): {found}"
 
 
 def test_the_cycle_finder_sees_function_level_and_relative_imports(tmp_path):
