@@ -53,6 +53,7 @@ def _replays(bugs, systems):
 
 
 @pytest.mark.parametrize("backend", ["openvino-cpu", "inductor-cpu", "tf-cpu", "xla-cpu", "tflite-cpu"])
+@pytest.mark.slow
 def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
     # inductor's first compile warms its pattern tables for seconds on two cores
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend, time_s=20 if backend == "inductor-cpu" else 12)
@@ -66,6 +67,7 @@ def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
     _replays(bugs, {backend, expected})
 
 
+@pytest.mark.slow
 def test_optlevel_oracle_compares_the_system_with_itself_unoptimized(tmp_path, monkeypatch, capsys):
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "oracle=optlevel")
     assert s["oracle"] == "optlevel"
@@ -75,6 +77,7 @@ def test_optlevel_oracle_compares_the_system_with_itself_unoptimized(tmp_path, m
     _replays(bugs, {"ort-cpu"})
 
 
+@pytest.mark.slow
 def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, capsys):
     pytest.importorskip("openvino")
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "cmp.with=openvino-cpu")

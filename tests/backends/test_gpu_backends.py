@@ -75,6 +75,7 @@ def test_trt_names_every_missing_piece():
         assert "torch.cuda.is_available() is False" in why
 
 
+@pytest.mark.slow
 def test_unavailable_in_the_sandbox_is_reported_at_start():
     if unavailable("ort-gpu") is None:
         pytest.skip("ort-gpu can run here")

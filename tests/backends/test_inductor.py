@@ -56,6 +56,7 @@ def ind():
 
 
 @pytest.mark.parametrize("seed", range(2))
+@pytest.mark.slow
 def test_generated_float32_models_pass(ind, seed):
     model = make_model(seed)
     compiled = ind.compile(payload(model))
@@ -63,6 +64,7 @@ def test_generated_float32_models_pass(ind, seed):
     assert v.outcome is Outcome.PASS, v.detail
 
 
+@pytest.mark.slow
 def test_bfloat16_model_passes(ind):
     model = make_model(1, include=["Add", "Mul", "Relu", "Sub"], dtypes=["bfloat16"], max_nodes=3)
     out = ind.run(ind.compile(payload(model)), model.oracle.input)
@@ -101,6 +103,7 @@ def test_cache_dir_option_sets_inductors_cache_directory(tmp_path, monkeypatch):
     assert cache_dir() == str(tmp_path / "inductor")
 
 
+@pytest.mark.slow
 def test_sandbox_runs_a_model_and_stages_a_compile_failure():
     """In the sandbox: a model runs ("ok"); a graph inductor cannot compile fails in the "compile" stage
     (the warm-up call compiles) and is judged a bug, not unsupported."""
@@ -126,6 +129,7 @@ def test_sandbox_runs_a_model_and_stages_a_compile_failure():
 
 
 @pytest.mark.parametrize("op", ["GatherElements", "ScatterElements", "ScatterND", "ResizeLinearOnnx"])
+@pytest.mark.slow
 def test_lowerings_with_computed_indices_compile(ind, op):
     """Indices and resize taps are numpy computed from static shapes: traced by dynamo, they became
     data-dependent torch ops inductor refused, a false crash on every such model (seen in GPU campaigns,
@@ -146,6 +150,7 @@ print("lazy_init", joint_graph.lazy_init.cache_info().currsize)
 """
 
 
+@pytest.mark.slow
 def test_warm_up_does_the_one_off_pattern_setup_even_when_inductors_cache_is_warm(tmp_path):
     """A campaign's first inductor model timed out at compile (a false alarm, saved as a bug): with a warm
     FX graph cache the warm-up compile was a cache hit, skipped the graph passes, and left their one-off

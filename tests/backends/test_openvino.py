@@ -119,6 +119,7 @@ def test_float32_model_with_float64_constants_runs(ov):
     assert compare(model.oracle.output, out).outcome is Outcome.PASS
 
 
+@pytest.mark.slow
 def test_wrong_shape_is_a_bug_not_unsupported():
     """OpenVINO 2026.4's ONNX frontend ignores ReduceL1's ``axes`` attribute (opsets < 18) and reduces
     every axis, the first real bug this backend found. Whatever the installed version does, a wrong
@@ -135,6 +136,7 @@ def test_wrong_shape_is_a_bug_not_unsupported():
     assert v.outcome is Outcome.PASS or (v.outcome is Outcome.BUG and v.symptom is Symptom.inconsistency), v
 
 
+@pytest.mark.slow
 def test_generated_model_in_the_sandbox():
     model = make_model(3)
     with Sandbox("openvino-cpu") as sb:

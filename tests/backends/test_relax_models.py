@@ -55,6 +55,7 @@ def test_most_builtin_ops_have_a_relax_lowering():
 
 
 @pytest.mark.parametrize("cls, dtype", list(_cases()))
+@pytest.mark.slow
 def test_relax_lowering_agrees_with_reference_and_torch(cls, dtype):
     compared = 0
     for gir, model in single_op_models(cls, dtype):
@@ -91,6 +92,7 @@ def _layout_seeds(n_insts, kinds):
     return {k: found[k] for k in kinds}
 
 
+@pytest.mark.slow
 def test_a_module_cut_into_functions_computes_what_the_flat_one_does():
     from single_op import safe_model
 
@@ -119,6 +121,7 @@ def test_the_same_seed_builds_the_same_module_and_its_script_reads_back():
     tvm.ir.assert_structural_equal(tvm.script.from_source(a.script()), a)
 
 
+@pytest.mark.slow
 def test_tvm_cpu_takes_relax_payloads_and_draws_the_format_per_test():
     from single_op import safe_model
 
@@ -171,6 +174,7 @@ def test_relax_campaign_on_tvm_cpu(tmp_path, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("name", ["GroupNorm", "LayerNorm", "InstanceNorm"])
+@pytest.mark.slow
 def test_float64_channel_norms_are_a_known_limitation_not_a_bug(name):
     """Regression (campaigns of 2026-11-23): Relax's group/layer/instance norms refuse float64 when legalized;
     that refusal is classified as a known limitation (UNSUPPORTED), so it is never saved as a bug."""
@@ -183,6 +187,7 @@ def test_float64_channel_norms_are_a_known_limitation_not_a_bug(name):
     assert known is not None and known.kind == "unsupported", str(info.value)[:300]
 
 
+@pytest.mark.slow
 def test_long_index_vectors_compile():
     """Regression (campaign bug 0024 of 2026-11-23: a GatherElements of 3648 indices): TVM 0.27 segfaults
     compiling one shape_to_tensor of ~1500 values or more, so RelaxGraph.index cuts long vectors into
@@ -223,6 +228,7 @@ def test_scalar_constants_print_inline(dtype):
     tvm.ir.assert_structural_equal(tvm.script.from_source(text), bb.get())
 
 
+@pytest.mark.slow
 def test_structurally_equal_runs_share_one_function():
     """TVM's BlockBuilder keeps one copy of structurally equal functions: a chain of identical runs
     (Relu after Relu on one shape) calls that copy, and computes what the flat module does."""

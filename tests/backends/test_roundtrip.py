@@ -46,6 +46,7 @@ def _bug(tmp_path, backend, *, corrupt):
 
 
 @pytest.mark.parametrize("backend", sorted(NEEDS))
+@pytest.mark.slow
 def test_saved_bug_replays_on_the_real_system(backend, tmp_path, capsys):
     if importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"{NEEDS[backend]} is not installed")
@@ -68,6 +69,7 @@ def test_saved_bug_replays_on_the_real_system(backend, tmp_path, capsys):
             assert any(o.shape == want.shape and np.allclose(o.numpy(), want, rtol=1e-3, atol=1e-4) for o in outs), name
 
 
+@pytest.mark.slow
 def test_a_bug_replays_on_a_system_of_the_other_format(tmp_path):
     """An ORT bug (model.onnx) replayed on xla-cpu (GraphIR payload) and back: the formats convert."""
     pytest.importorskip("tensorflow")

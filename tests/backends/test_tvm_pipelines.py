@@ -32,6 +32,7 @@ def test_default_fuses_and_default_build_does_not(kind):
 
 
 @pytest.mark.parametrize("pipeline", ["default", "default_build"])
+@pytest.mark.slow
 def test_both_pipelines_compute_the_model(pipeline):
     b = get_backend("tvm-cpu", pipeline=pipeline)
     x = np.array([-1, 0, 1, 2], np.float32)
@@ -39,6 +40,7 @@ def test_both_pipelines_compute_the_model(pipeline):
     np.testing.assert_array_equal(out["y"], np.maximum(x + x, 0))
 
 
+@pytest.mark.slow
 def test_an_output_computed_from_shapes_comes_back_as_its_values():
     """The frontend folds a tensor computed from shapes into a shape or PrimValue; the backend returns
     it as the array the model declares (a metamorphic run once crashed in nnfuzz on such an output)."""

@@ -33,6 +33,7 @@ def _models():
 
 
 @pytest.mark.parametrize("backend", sorted(NEEDS))
+@pytest.mark.slow
 def test_every_weight_spelling_runs(backend):
     if importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"{NEEDS[backend]} is not installed")

@@ -12,6 +12,7 @@ NEEDS = {"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
 
 
 @pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
+@pytest.mark.slow
 def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeypatch, capsys):
     pytest.importorskip(NEEDS[backend])
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
@@ -37,6 +38,7 @@ def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeyp
         assert not (folder / "gir.json").exists()
 
 
+@pytest.mark.slow
 def test_source_errors_are_clear(corpus, tmp_path, capsys):
     assert main(["fuzz", "backend=ort-cpu", f"fuzz.source={tmp_path}", "time=5s", f"fuzz.out={tmp_path / 'b'}"]) == 2
     assert "nnfuzz migrate" in capsys.readouterr().err

@@ -93,6 +93,7 @@ def test_crafted_oracle_pickle_is_refused(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
+@pytest.mark.slow
 def test_cli_entry_point_and_ops_listing():
     r = subprocess.run([sys.executable, "-m", "nnfuzz.cli", "ops"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0
@@ -102,6 +103,7 @@ def test_cli_entry_point_and_ops_listing():
     assert r.returncode == 2 and "generate" in r.stderr
 
 
+@pytest.mark.slow
 def test_import_nnfuzz_imports_no_framework():
     code = ("import sys, nnfuzz, nnfuzz.abstract, nnfuzz.generate, nnfuzz.gir; nnfuzz.abstract.load_builtin_ops(); "
             "bad=[m for m in ('torch','onnx','tensorflow','tvm','onnxruntime') if m in sys.modules]; print(bad)")

@@ -36,6 +36,7 @@ def _build_wheel(tmp: Path) -> Path:
     return wheel
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_every_config_of_the_repository(tmp_path):
     wheel = _build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())

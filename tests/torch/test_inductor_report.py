@@ -13,6 +13,7 @@ ALLOWED = {"base64", "io", "ml_dtypes", "numpy", "torch"}
 
 
 @pytest.mark.parametrize("corrupt", [True, False], ids=["wrong-reference", "exact-reference"])
+@pytest.mark.slow
 def test_inductor_script_runs_alone_and_report_uses_pytorchs_form(tmp_path, corrupt):
     bug = gir_bug(tmp_path, "inductor-cpu", "bfloat16", corrupt)
     assert main(["repro", str(bug), "--report"]) == 0

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "operator-api.md"
 
@@ -29,6 +31,7 @@ def _nnfuzz(args, cwd):
                           text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_docs_pool2d_is_fuzzed_unchanged_from_the_working_folder(tmp_path):
     (tmp_path / "my_pool.py").write_text(_user_module())
     out = tmp_path / "pool_models"
@@ -60,12 +63,14 @@ def test_docs_pool2d_is_fuzzed_unchanged_from_the_working_folder(tmp_path):
             assert [o.shape for o in outs] == [v.shape for v in oracle["output"].values()]
 
 
+@pytest.mark.slow
 def test_an_include_module_missing_from_the_working_folder_names_the_folder(tmp_path):
     r = _nnfuzz(["ops", "mgen.include_modules=[my_pool]"], tmp_path)
     assert r.returncode == 2
     assert "cannot import 'my_pool'" in r.stderr and str(tmp_path) in r.stderr
 
 
+@pytest.mark.slow
 def test_a_requires_that_contradicts_type_infer_is_a_clear_error(tmp_path):
     text = _user_module()
     assert "self.kh <= h + 2 * self.pad," in text
@@ -77,6 +82,7 @@ def test_a_requires_that_contradicts_type_infer_is_a_clear_error(tmp_path):
            "instance" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_campaign_with_producers_fuzzes_the_docs_pool2d(tmp_path):
     """Spawned producer processes import mgen.include_modules from the working folder too."""
     (tmp_path / "my_pool.py").write_text(_user_module())

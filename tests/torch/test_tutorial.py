@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "adding-an-operator.md"
 # as the console script runs: the working folder that holds my_ops.py is not on the import path (-P)
@@ -13,6 +15,7 @@ NNFUZZ = [sys.executable, "-P", "-m", "nnfuzz.cli"]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+@pytest.mark.slow
 def test_tutorial_op_is_fuzzed_without_touching_nnfuzz(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
     assert len(blocks) == 3, "the tutorial has the op block and the torch and ONNX lowering blocks"

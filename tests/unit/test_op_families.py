@@ -5,6 +5,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import nnfuzz.ops
 from nnfuzz.abstract import load_builtin_ops
 from nnfuzz.ops import ASPECTS, families
@@ -28,6 +30,7 @@ def test_families_are_the_folders_and_hold_only_aspect_modules():
         assert "spec" in mods and mods <= set(ASPECTS), f"{fam}: {sorted(mods)}"
 
 
+@pytest.mark.slow
 def test_generator_aspects_import_no_framework():
     code = ("import sys\nfrom nnfuzz.ops import load_aspect\nfor a in ('spec', 'ranges', 'numpy'): load_aspect(a)\n"
             "from nnfuzz.abstract.ranges import RANGE_RULES\nassert len(RANGE_RULES) > 50\n"
@@ -65,8 +68,6 @@ def test_op_table_dispatches_on_the_nearest_registered_base():
 
 
 def test_an_unknown_aspect_is_an_error():
-    import pytest
-
     from nnfuzz.ops import load_aspect
 
     with pytest.raises(ValueError, match="relay"):
