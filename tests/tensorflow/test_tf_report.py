@@ -12,6 +12,7 @@ pytest.importorskip("tensorflow")
 ALLOWED = {"base64", "io", "tarfile", "tempfile", "ml_dtypes", "numpy", "tensorflow", "ai_edge_litert"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", ["xla-cpu", "tflite-cpu"])
 def test_tf_script_reproduces_alone_and_report_uses_tensorflows_form(tmp_path, system):
     bug = gir_bug(tmp_path, system)
@@ -28,6 +29,7 @@ def test_tf_script_reproduces_alone_and_report_uses_tensorflows_form(tmp_path, s
     assert text.strip() in report and "= Relu(" in report or "= Neg(" in report
 
 
+@pytest.mark.slow
 def test_tf_script_of_an_exact_reference_says_not_reproduced_and_compares_bfloat16_with_tolerance(tmp_path):
     """bfloat16 outputs (numpy kind 'V') are compared within bfloat16's tolerance, not bit for bit."""
     bug = gir_bug(tmp_path, "xla-cpu", dtype="bfloat16", corrupt=False)

@@ -1,8 +1,12 @@
 """The TF-only ops (nnfuzz/ops/tfonly/): offered to TF campaigns only, and converted by the real
-TFLite backend into models that agree with the torch reference."""
+TFLite backend into models that agree with the torch reference. The conversions and runs happen in a
+contained worker (tests/contained.py): a native crash of TF fails one test, not the run."""
+import functools
+
 import numpy as np
 import pytest
 import torch
+from contained import contained  # noqa: F401 - the fixture
 
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
@@ -25,23 +29,21 @@ def test_offered_to_tf_campaigns_only():
     assert not set(OPS) & {c.name for c in select_ops(GenPolicy())}
 
 
-# Made at import (collection), before any test starts TF's runtime: the TF backends pin TF's thread
-# pools, which TF refuses once its context is up (e.g. after test_lowering's eager runs in this process)
-try:
-    TFLITE, LATE = get_backend("tflite-cpu"), None
-except RuntimeError as e:
-    TFLITE, LATE = None, e
+@functools.cache
+def _tflite():
+    """The TFLite backend, made before this worker runs any TF op: the TF backends pin TF's thread pools,
+    which TF refuses once its context is up. The contained worker is a fresh process, so that holds."""
+    return get_backend("tflite-cpu")
 
 
-@pytest.fixture(scope="module")
-def tflite():
-    if TFLITE is None:
-        pytest.skip(f"TF's runtime started before this module was imported: {LATE}")
-    return TFLITE
-
-
+@pytest.mark.slow
 @pytest.mark.parametrize("name", OPS)
-def test_tflite_agrees_with_torch(tflite, name):
+def test_tflite_agrees_with_torch(contained, name):
+    contained(tflite_agrees_with_torch, name)
+
+
+def tflite_agrees_with_torch(name):
+    tflite = _tflite()
     compared = 0
     for seed in range(12):
         if compared >= 4:  # x op x, a weight (a constant to the converter) on either side, two inputs
@@ -64,7 +66,13 @@ def test_tflite_agrees_with_torch(tflite, name):
     assert compared, f"no single-op graph of {name} could be built and compared"
 
 
-def test_tflite_div_no_nan_is_zero_where_y_is_zero(tflite):
+@pytest.mark.slow
+def test_tflite_div_no_nan_is_zero_where_y_is_zero(contained):
+    contained(tflite_div_no_nan_is_zero_where_y_is_zero)
+
+
+def tflite_div_no_nan_is_zero_where_y_is_zero():
+    tflite = _tflite()
     for seed in range(20):  # a graph whose x and y are two distinct inputs, y of several elements
         gir = generate_graph(GenPolicy(seed=seed, max_nodes=1, include=["DivNoNan"], dtypes=["float32"]))
         (inst,) = gir.insts
