@@ -1,0 +1,58 @@
+"""A native crash of TF in a tf-cpu sandbox is a crash with its signal, never a lost test: TensorFlow 2.21's
+oneDNN Conv3D (brg_conv_fwd:avx512_core) corrupts the heap on one intra-op thread, the thread a tf-cpu
+campaign gives each sandbox worker, and glibc aborts (bugs/0021). The sandbox reports SIGABRT with glibc's
+message, and its next run starts a fresh worker."""
+import re
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
+from nnfuzz.gir import GraphIR  # noqa: E402
+from nnfuzz.materialize.portable import pack  # noqa: E402
+from nnfuzz.triage.bugstore import load_bug  # noqa: E402
+
+BUG = Path(__file__).resolve().parents[2] / "bugs" / "0021"
+GLIBC = re.compile(r"double free or corruption|free\(\): invalid|malloc\(\): |corrupted")
+
+
+def _cpu_flags() -> set:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.partition(":")[2].split())
+
+
+@pytest.mark.slow
+def test_tf_cpu_sandbox_reports_the_onednn_conv3d_abort_as_a_crash_with_its_signal():
+    bug = load_bug(BUG)
+    missing = set(bug.meta.extra["cpu_flags"]) - _cpu_flags()
+    if missing:
+        pytest.skip(f"the fault needs a CPU with {sorted(missing)} (oneDNN's AVX-512 kernels)")
+    with Sandbox("tf-cpu", test_timeout=120) as sb:
+        first = sb.pid
+        r = sb.run(bug.model_bytes, bug.oracle["input"])
+        assert (r.status, r.stage, r.signal) == ("crash", "execute", signal.SIGABRT), (r.status, r.error, r.detail)
+        assert r.error == "killed by SIGABRT" and GLIBC.search(r.detail), r.detail
+        assert r.signal == bug.meta.signal
+        small = conv3d_payload([1, 1, 2, 5, 4], [1, 1, 1, 1, 2], [1, 3, 1])  # below the faulting size
+        ok = sb.run(small, {"x": np.ones([1, 1, 2, 5, 4], np.float32), "w": np.ones([1, 1, 1, 1, 2], np.float32)})
+        assert ok.ok and sb.pid != first, (ok.status, ok.error)
+        np.testing.assert_array_equal(ok.outputs["y"], np.full([1, 1, 2, 2, 3], 2, np.float32))
+
+
+def conv3d_payload(x, w, stride) -> bytes:
+    """The tf-cpu payload of one Conv3d node y = conv3d(x, w) (NCDHW, no padding), both inputs float32."""
+    out = [x[0], w[0]] + [(i - k) // s + 1 for i, k, s in zip(x[2:], w[2:], stride)]
+    gir = GraphIR.from_json({
+        "version": 1, "inputs": ["x", "w"], "weights": [], "outputs": ["y"],
+        "vars": {n: {"shape": s, "dtype": "float32"} for n, s in (("x", x), ("w", w), ("y", out))},
+        "insts": [{"op": {"op": "Conv3d", "module": "nnfuzz.ops.conv.spec", "args": [*stride, 0, 0, 0, 1, 1, 1, 1],
+                          "kwargs": {}}, "inputs": ["x", "w"], "outputs": ["y"]}]})
+    return pack(gir.dumps(), {})
