@@ -1,11 +1,13 @@
 """Every bug kept in the repository's bugs/ still reproduces on its system (`nnfuzz repro` exits 0), and
-its standalone script shows it without nnfuzz. Systems not installed here skip."""
+its standalone script shows it without nnfuzz. Systems not installed here skip, and so do bugs whose
+meta.json ``cpu_flags`` this CPU lacks."""
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from machine import missing_cpu_flags
 
 from nnfuzz.backends import backend_class
 from nnfuzz.cli import main
@@ -22,6 +24,9 @@ def test_kept_bug_reproduces(folder, tmp_path):
     engine = backend_class(system).engine
     if importlib.util.find_spec(MODULE.get(engine, engine)) is None:
         pytest.skip(f"{system} is not installed here")
+    missing = missing_cpu_flags(load_bug(folder).meta)
+    if missing:
+        pytest.skip(f"{folder.name} needs a CPU with {missing}")
     assert main(["repro", str(folder)]) == 0
     script = folder / f"repro_{system}.py"
     assert script.is_file(), f"{folder} lacks its standalone script: run `nnfuzz repro {folder} --report`"

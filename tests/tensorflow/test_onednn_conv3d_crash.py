@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from machine import missing_cpu_flags
 
 pytest.importorskip("tensorflow")
 
@@ -20,21 +21,12 @@ BUG = Path(__file__).resolve().parents[2] / "bugs" / "0021"
 GLIBC = re.compile(r"double free or corruption|free\(\): invalid|malloc\(\): |corrupted")
 
 
-def _cpu_flags() -> set:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
-    return set(line.partition(":")[2].split())
-
-
 @pytest.mark.slow
 def test_tf_cpu_sandbox_reports_the_onednn_conv3d_abort_as_a_crash_with_its_signal():
     bug = load_bug(BUG)
-    missing = set(bug.meta.extra["cpu_flags"]) - _cpu_flags()
+    missing = missing_cpu_flags(bug.meta)
     if missing:
-        pytest.skip(f"the fault needs a CPU with {sorted(missing)} (oneDNN's AVX-512 kernels)")
+        pytest.skip(f"the fault needs a CPU with {missing} (oneDNN's AVX-512 kernels)")
     with Sandbox("tf-cpu", test_timeout=120) as sb:
         first = sb.pid
         r = sb.run(bug.model_bytes, bug.oracle["input"])
@@ -45,6 +37,14 @@ def test_tf_cpu_sandbox_reports_the_onednn_conv3d_abort_as_a_crash_with_its_sign
         ok = sb.run(small, {"x": np.ones([1, 1, 2, 5, 4], np.float32), "w": np.ones([1, 1, 1, 1, 2], np.float32)})
         assert ok.ok and sb.pid != first, (ok.status, ok.error)
         np.testing.assert_array_equal(ok.outputs["y"], np.full([1, 1, 2, 2, 3], 2, np.float32))
+
+
+def test_the_bug_names_the_cpu_it_needs_and_a_cpu_without_it_is_told_apart():
+    meta = load_bug(BUG).meta
+    assert meta.extra["cpu_flags"] == ["avx512f"] and meta.extra["threads"] == {"intra_op": 1}
+    assert missing_cpu_flags(meta.replace(extra={"cpu_flags": ["avx512f", "no_such_flag"]})) in (
+        ["no_such_flag"], ["avx512f", "no_such_flag"])
+    assert missing_cpu_flags(meta.replace(extra={})) == []
 
 
 def conv3d_payload(x, w, stride) -> bytes:
