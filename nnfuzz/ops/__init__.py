@@ -12,11 +12,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+import threading
 from typing import List
 
 ASPECTS = ("spec", "torch", "tf", "onnx", "relax", "numpy", "ranges", "search")
 _loaded: set = set()
 _loading: set = set()
+_lock = threading.RLock()  # lanes localize in threads: a second caller waits for the import under way
 
 
 def families() -> List[str]:
@@ -26,17 +28,19 @@ def families() -> List[str]:
 
 def load_aspect(aspect: str) -> None:
     """Import ``nnfuzz.ops.<family>.<aspect>`` of every family that has that module. Done once; an
-    import that raises is raised again by every later call (no family is skipped silently)."""
-    if aspect in _loaded or aspect in _loading:  # (_loading: a module of this aspect is importing)
-        return
+    import that raises is raised again by every later call (no family is skipped silently). Another
+    thread's call waits until the import under way has finished."""
     if aspect not in ASPECTS:
         raise ValueError(f"unknown operator aspect {aspect!r}; one of {ASPECTS}")
-    _loading.add(aspect)
-    try:
-        for fam in families():
-            name = f"{__name__}.{fam}.{aspect}"
-            if importlib.util.find_spec(name) is not None:
-                importlib.import_module(name)
-        _loaded.add(aspect)
-    finally:
-        _loading.discard(aspect)
+    with _lock:
+        if aspect in _loaded or aspect in _loading:  # (_loading: this thread is importing that aspect)
+            return
+        _loading.add(aspect)
+        try:
+            for fam in families():
+                name = f"{__name__}.{fam}.{aspect}"
+                if importlib.util.find_spec(name) is not None:
+                    importlib.import_module(name)
+            _loaded.add(aspect)
+        finally:
+            _loading.discard(aspect)

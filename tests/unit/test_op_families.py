@@ -72,3 +72,33 @@ def test_an_unknown_aspect_is_an_error():
 
     with pytest.raises(ValueError, match="relay"):
         load_aspect("relay")
+
+
+def test_a_second_thread_waits_for_the_aspect_import_under_way(monkeypatch):
+    """Two lanes localizing at once: the second caller used to return while the first was still importing,
+    and found no numpy eval for the op ("operator Add has no numpy reference eval")."""
+    import threading
+
+    importing, release = threading.Event(), threading.Event()
+    real_import = nnfuzz.ops.importlib.import_module
+
+    def slow_import(name):
+        importing.set()
+        release.wait(5)
+        return real_import(name)
+
+    load_aspect_ = nnfuzz.ops.load_aspect
+    monkeypatch.setattr(nnfuzz.ops, "_loaded", set())
+    monkeypatch.setattr(nnfuzz.ops.importlib, "import_module", slow_import)
+    first = threading.Thread(target=load_aspect_, args=("numpy",))
+    first.start()
+    assert importing.wait(5)
+    seen = []
+    second = threading.Thread(target=lambda: (load_aspect_("numpy"), seen.append(set(nnfuzz.ops._loaded))))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive(), "the second caller returned while the first was still importing"
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert seen == [{"numpy"}]
