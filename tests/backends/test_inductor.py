@@ -2,11 +2,15 @@
 (dynamo's recompile limit); options, versions; a compile failure is staged "compile"; the sandbox.
 
 Compiles are the cost here (seconds each on a small machine): one backend object for the module, tiny
-graphs, and as few compiles as the checks need.
+graphs, and as few compiles as the checks need. The compiled models run in a contained worker
+(tests/contained.py), which holds that one backend: a native crash of compiled code fails one test, not
+the run.
 """
+import functools
 
 import numpy as np
 import pytest
+from contained import contained  # noqa: F401 - the fixture
 from single_op import COMMON_OPS, safe_model
 
 torch = pytest.importorskip("torch")
@@ -41,23 +45,24 @@ def payload(model) -> bytes:
     return pack(model.gir.dumps(), model.weights)
 
 
-@pytest.fixture(scope="module")
-def ind():
-    """One backend for the module, with dynamo's recompile limit at 1: any second model compiled without
-    ``torch._dynamo.reset()`` would then fail with FailOnRecompileLimitHit (at the default of 8 a campaign
-    hit it on its 9th model: every model is a new GraphModule, but they share GraphModule.forward's code)."""
-    cfg = torch._dynamo.config
-    old = cfg.recompile_limit
-    cfg.recompile_limit = 1
-    try:
-        yield get_backend("inductor-cpu")
-    finally:
-        cfg.recompile_limit = old
+@functools.cache
+def worker_backend():
+    """The contained worker's one backend, with dynamo's recompile limit at 1: any second model compiled
+    without ``torch._dynamo.reset()`` would then fail with FailOnRecompileLimitHit (at the default of 8 a
+    campaign hit it on its 9th model: every model is a new GraphModule, but they share GraphModule.forward's
+    code). The worker is this module's alone, so the limit is left set."""
+    torch._dynamo.config.recompile_limit = 1
+    return get_backend("inductor-cpu")
 
 
 @pytest.mark.parametrize("seed", range(2))
 @pytest.mark.slow
-def test_generated_float32_models_pass(ind, seed):
+def test_generated_float32_models_pass(contained, seed):
+    contained(generated_float32_model_passes, seed)
+
+
+def generated_float32_model_passes(seed):
+    ind = worker_backend()
     model = make_model(seed)
     compiled = ind.compile(payload(model))
     v = compare(model.oracle.output, ind.run(compiled, model.oracle.input))
@@ -65,7 +70,12 @@ def test_generated_float32_models_pass(ind, seed):
 
 
 @pytest.mark.slow
-def test_bfloat16_model_passes(ind):
+def test_bfloat16_model_passes(contained):
+    contained(bfloat16_model_passes)
+
+
+def bfloat16_model_passes():
+    ind = worker_backend()
     model = make_model(1, include=["Add", "Mul", "Relu", "Sub"], dtypes=["bfloat16"], max_nodes=3)
     out = ind.run(ind.compile(payload(model)), model.oracle.input)
     assert all(str(a.dtype) == "bfloat16" for a in out.values())
@@ -81,7 +91,8 @@ def test_bad_options_name_the_value_and_choices():
     get_backend("inductor-cpu", mode="max-autotune-no-cudagraphs")  # valid; compiles nothing
 
 
-def test_version(ind):
+def test_version():
+    ind = get_backend("inductor-cpu")  # compiles nothing
     assert ind.version == torch.__version__
     assert ind.version_id == torch.version.git_version and len(ind.version_id) == 40
 
@@ -130,10 +141,15 @@ def test_sandbox_runs_a_model_and_stages_a_compile_failure():
 
 @pytest.mark.parametrize("op", ["GatherElements", "ScatterElements", "ScatterND", "ResizeLinearOnnx"])
 @pytest.mark.slow
-def test_lowerings_with_computed_indices_compile(ind, op):
+def test_lowerings_with_computed_indices_compile(contained, op):
+    contained(lowering_with_computed_indices_compiles, op)
+
+
+def lowering_with_computed_indices_compiles(op):
     """Indices and resize taps are numpy computed from static shapes: traced by dynamo, they became
     data-dependent torch ops inductor refused, a false crash on every such model (seen in GPU campaigns,
     where half the saved bugs were these). They are constants of the compiled graph now."""
+    ind = worker_backend()
     model = safe_model(0, [op], ("float32",), 2, max_elems=256, export=False)
     assert {i.op.name for i in model.gir.insts} == {op}
     out = ind.run(ind.compile(payload(model)), model.oracle.input)
