@@ -1,7 +1,9 @@
 """TVM's two pipelines really differ: `default` folds and fuses, `default_build` does neither (the
-optlevel oracle compares them), on llvm as on CUDA (where both keep the dlight schedules)."""
+optlevel oracle compares them), on llvm as on CUDA (where both keep the dlight schedules). The compiled
+models run in a contained worker (tests/contained.py): a native crash of TVM fails one test, not the run."""
 import numpy as np
 import pytest
+from contained import contained  # noqa: F401 - the fixture
 
 tvm = pytest.importorskip("tvm")
 from onnx import TensorProto, helper  # noqa: E402
@@ -33,7 +35,11 @@ def test_default_fuses_and_default_build_does_not(kind):
 
 @pytest.mark.parametrize("pipeline", ["default", "default_build"])
 @pytest.mark.slow
-def test_both_pipelines_compute_the_model(pipeline):
+def test_both_pipelines_compute_the_model(contained, pipeline):
+    contained(pipeline_computes_the_model, pipeline)
+
+
+def pipeline_computes_the_model(pipeline):
     b = get_backend("tvm-cpu", pipeline=pipeline)
     x = np.array([-1, 0, 1, 2], np.float32)
     out = b.run(b.compile(_model().SerializeToString()), {"x": x})
@@ -41,7 +47,11 @@ def test_both_pipelines_compute_the_model(pipeline):
 
 
 @pytest.mark.slow
-def test_an_output_computed_from_shapes_comes_back_as_its_values():
+def test_an_output_computed_from_shapes_comes_back_as_its_values(contained):
+    contained(output_computed_from_shapes_comes_back_as_its_values)
+
+
+def output_computed_from_shapes_comes_back_as_its_values():
     """The frontend folds a tensor computed from shapes into a shape or PrimValue; the backend returns
     it as the array the model declares (a metamorphic run once crashed in nnfuzz on such an output)."""
     i64, f = TensorProto.INT64, TensorProto.FLOAT

@@ -1,9 +1,11 @@
 """Every ONNX system runs a model whatever the spelling of its weights (an initializer, a Constant node, or
-a graph input with an initializer, which the system must treat as a parameter, not ask the caller for)."""
+a graph input with an initializer, which the system must treat as a parameter, not ask the caller for).
+The systems run in a contained worker (tests/contained.py): a native crash fails one test, not the run."""
 import importlib.util
 
 import numpy as np
 import pytest
+from contained import contained  # noqa: F401 - the fixture
 
 from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.backends.registry import backend_class
@@ -34,9 +36,13 @@ def _models():
 
 @pytest.mark.parametrize("backend", sorted(NEEDS))
 @pytest.mark.slow
-def test_every_weight_spelling_runs(backend):
+def test_every_weight_spelling_runs(contained, backend):
     if importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"{NEEDS[backend]} is not installed")
+    contained(every_weight_spelling_runs, backend)
+
+
+def every_weight_spelling_runs(backend):
     b = backend_class(backend)()
     for spelling, m in _models().items():
         got = b.run(b.compile(m.onnx.SerializeToString()), m.oracle.input)
