@@ -1,11 +1,13 @@
 """A saved bug of every CPU backend replays through `nnfuzz repro` on the real system: a bug folder in
 the backend's model format (model.onnx, or model.gir plus the model/ SavedModel for TF systems) whose
-recorded outputs are off by one reproduces (exit 0); with the true outputs it does not (exit 1)."""
+recorded outputs are off by one reproduces (exit 0); with the true outputs it does not (exit 1). The
+SavedModel check runs TF in a contained worker (tests/contained.py): a native crash fails one test."""
 import importlib.util
 import json
 
 import numpy as np
 import pytest
+from contained import contained  # noqa: F401 - the fixture
 
 from nnfuzz.backends.registry import backend_class
 from nnfuzz.cli import main
@@ -47,7 +49,7 @@ def _bug(tmp_path, backend, *, corrupt):
 
 @pytest.mark.parametrize("backend", sorted(NEEDS))
 @pytest.mark.slow
-def test_saved_bug_replays_on_the_real_system(backend, tmp_path, capsys):
+def test_saved_bug_replays_on_the_real_system(contained, backend, tmp_path, capsys):
     if importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"{NEEDS[backend]} is not installed")
     bad, model = _bug(tmp_path, backend, corrupt=True)
@@ -59,14 +61,17 @@ def test_saved_bug_replays_on_the_real_system(backend, tmp_path, capsys):
     good, _ = _bug(tmp_path, backend, corrupt=False)
     assert main(["repro", str(good)]) == 1, "the true outputs must not reproduce an inconsistency"
     if backend_class(backend).lowering == "tf":  # the SavedModel computes what TF eager computes
-        import tensorflow as tf
+        contained(saved_model_computes, str(bad / "model"), bug.oracle["input"], model.oracle.output)
 
-        loaded = tf.saved_model.load(str(bad / "model"))
-        fn = loaded.signatures["serving_default"]
-        got = fn(**{k: tf.constant(v) for k, v in bug.oracle["input"].items()})
-        outs = sorted(got.values(), key=lambda t: t.name if hasattr(t, "name") else "")
-        for name, want in model.oracle.output.items():
-            assert any(o.shape == want.shape and np.allclose(o.numpy(), want, rtol=1e-3, atol=1e-4) for o in outs), name
+
+def saved_model_computes(model_dir, inputs, want):
+    import tensorflow as tf
+
+    fn = tf.saved_model.load(model_dir).signatures["serving_default"]
+    got = fn(**{k: tf.constant(v) for k, v in inputs.items()})
+    outs = sorted(got.values(), key=lambda t: t.name if hasattr(t, "name") else "")
+    for name, w in want.items():
+        assert any(o.shape == w.shape and np.allclose(o.numpy(), w, rtol=1e-3, atol=1e-4) for o in outs), name
 
 
 @pytest.mark.slow
