@@ -1,9 +1,8 @@
-"""12-second smoke campaigns on every CPU backend the campaign issue did not cover, and on each oracle:
+"""Smoke campaigns (a few tests each) on every CPU backend the campaign issue did not cover, and on each oracle:
 tests run, nnfuzz itself raises nothing, bugs are saved under the right system in the right format, and
 every bug that is not flaky replays with `nnfuzz repro`."""
 import importlib.util
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -26,21 +25,21 @@ def expected_side(kind, backend, options, cmp_with=None):
     return campaign_oracles(cc)[-1]
 
 
-def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=12):
+TESTS = 8  # a smoke campaign stops after this many tests; its time bound guards against a hang
+
+
+def _campaign(tmp_path, monkeypatch, capsys, backend, *extra):
     if importlib.util.find_spec(NEEDS[backend]) is None:
         pytest.skip(f"{NEEDS[backend]} is not installed")
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "bugs"
-    t0 = time.monotonic()
     # one process makes the models: on CI's two cores, producer processes starting beside two sandbox
     # workers (TF, torch and TVM imports) can take most of a short campaign
-    assert main(["fuzz", f"backend={backend}", f"time={time_s}s", f"fuzz.out={out}", "ui=plain",
-                 "fuzz.producers=0", *extra]) == 0
-    took = time.monotonic() - t0
+    assert main(["fuzz", f"backend={backend}", "time=3m", f"fuzz.max_tests={TESTS}", f"fuzz.out={out}",
+                 "ui=plain", "fuzz.producers=0", *extra]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert s["tests"] > 0, s
+    assert 0 < s["tests"] <= TESTS, s  # (fewer: a loaded machine reached the time bound first)
     assert s["nnfuzz_errors"] == 0, f"nnfuzz raised during the campaign: {s}"
-    assert took < time_s + 40, f"time={time_s}s campaign took {took:.1f}s"  # two workers start, TF imports
     bugs = [load_bug(p) for p in sorted(out.iterdir()) if p.is_dir() and p.name.isdigit()]
     return s, bugs
 
@@ -55,8 +54,7 @@ def _replays(bugs, systems):
 @pytest.mark.parametrize("backend", ["openvino-cpu", "inductor-cpu", "tf-cpu", "xla-cpu", "tflite-cpu"])
 @pytest.mark.slow
 def test_smoke_campaign(backend, tmp_path, monkeypatch, capsys):
-    # inductor's first compile warms its pattern tables for seconds on two cores
-    s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend, time_s=20 if backend == "inductor-cpu" else 12)
+    s, bugs = _campaign(tmp_path, monkeypatch, capsys, backend)
     expected = expected_side("reference", backend, {}).expected_system
     for bug in bugs:
         assert bug.meta.oracle["kind"] == "reference"
