@@ -51,7 +51,7 @@ def main() -> None:
     from nnfuzz.generate import generate_graph
     from nnfuzz.generate.policy import GenPolicy
     from nnfuzz.materialize.model import random_values
-    from nnfuzz.materialize.search import SearchConfig, ValueSearch, _warm_up
+    from nnfuzz.materialize.search import SearchConfig, ValueSearch, warm_up
     from nnfuzz.generate.valueaware import generate_with_values
 
     torch.set_num_threads(1)
@@ -68,7 +68,7 @@ def main() -> None:
             girs.append((seed, gir, *random_values(gir, np.random.default_rng(seed))))
         gen_s = time.perf_counter() - t0
         if warm:  # torch's first autograd call pays one-off initialisation
-            _warm_up()
+            warm_up()
             ValueSearch(girs[0][1], cfg).run(girs[0][2], girs[0][3], 0)
             warm = False
         for mode in args.modes:

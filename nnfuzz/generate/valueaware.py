@@ -185,12 +185,11 @@ def generate_with_values(policy, ops=None, rows=None, cfg: Optional[SearchConfig
     ``repair_passes`` defaults to ``cfg.repair_passes``."""
     from nnfuzz.generate.opset import select_ops
     from nnfuzz.generate.symbolic import GraphGenerator
-
-    from nnfuzz.materialize.search import _warm_up
+    from nnfuzz.materialize.search import warm_up
     from nnfuzz.materialize.torch.lowering import load_builtin_lowerings
 
     load_builtin_lowerings()  # one-off costs, not out of the generator's graph_timeout_s
-    _warm_up()
+    warm_up()
     gen = GraphGenerator(policy, ops if ops is not None else select_ops(policy), rows, guide)
     cfg = cfg or SearchConfig()
     gen.values = ValueTracker(cfg, policy.seed, cfg.repair_passes if repair_passes is None else repair_passes)

@@ -220,7 +220,7 @@ class ValueSearch:
             return SearchResult(ok=first.safe, finite=first.finite, weights=dict(weights), inputs=dict(inputs),
                                 passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
                                 blocker=first.blocker, out_of_domain=first.out_of_domain)
-        deadline += _warm_up()  # one-off, not out of this graph's budget
+        deadline += warm_up()  # one-off, not out of this graph's budget
         leaves = [Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))
                   for n in list(gir.inputs) + list(gir.weights)]
         params = [lf.master for lf in leaves if lf.master.requires_grad]
@@ -332,7 +332,7 @@ def _optimizer(params, lr):
 _warm = False
 
 
-def _warm_up() -> float:
+def warm_up() -> float:
     """torch's first backward pass and optimizer step cost over a second of one-off initialisation;
     paid here, once per process, and given back to the first searched model's time budget (returns
     the seconds it took)."""
