@@ -136,6 +136,9 @@ class Backend:
     # Its issue template (triage/report_md.py): ``(facts, script) -> report.md`` in the system's own
     # tracker's form; ``facts`` are report_md.facts' strings.
     issue_template: ClassVar[Optional[Callable[[dict, str], str]]] = None
+    # How a report names this system when it is another system's reference (``reference``): e.g. "TF
+    # eager, op by op" (triage/report_md.py; None: a GraphIR bug's reference is torch eager).
+    as_reference: ClassVar[Optional[str]] = None
 
     def __init__(self, **options):
         self.options = options

@@ -63,6 +63,7 @@ class TfEagerBackend(_TfBackend):
     """TF eager, op by op: the reference the TF systems are compared with (also a system under test
     against torch eager)."""
     name = "tf-cpu"
+    as_reference = "TF eager, op by op"
 
     def compile(self, payload: bytes):
         return self._graph(payload)

@@ -51,7 +51,8 @@ def _expected(m, backend: str, fmt: str) -> str:
     from nnfuzz.backends.registry import backend_class
 
     if fmt != "onnx":  # a TF / torch model built from the GraphIR: compared with its framework's eager run
-        ref = {"tf-cpu": "TF eager, op by op"}.get(backend_class(backend).reference, "torch eager")
+        reference = backend_class(backend).reference
+        ref = (reference and backend_class(reference).as_reference) or "torch eager"
         return (f"The outputs match the reference ({ref}) within the tolerances in the script."
                 if m.symptom == "inconsistency" else "The model, which runs in eager mode, compiles and runs.")
     if m.symptom == "inconsistency":

@@ -10,6 +10,7 @@ Inputs and expected outputs (the TF eager reference) are literal arrays, as in t
 from __future__ import annotations
 
 import base64
+import gzip
 import io
 import tarfile
 import tempfile
@@ -62,7 +63,8 @@ def saved_model_dir(bug, into: Path) -> Path:
 
 def _tar_gz(folder: Path) -> bytes:
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for p in sorted(folder.rglob("*")):  # sorted, fixed metadata: the same folder gives the same script
             info = tar.gettarinfo(str(p), arcname=str(p.relative_to(folder)))
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
