@@ -51,7 +51,7 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
         nnfuzz=nnfuzz.__version__, backend_options=ctx.expected_options if theirs else ctx.cfg.backend_options,
         policy=dataclasses.asdict(ctx.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
         search=p.search, format=(lane.expected_sandbox if theirs else lane.sandbox).format_for(p),
-        **oracle.meta_fields(ctx, p, t), **verdict_fields(t.verdict, t.result), **migration_fields(p, rec))
+        **oracle.meta_fields(ctx, p, t), **verdict_fields(t.verdict, t.expected_result if theirs else t.result), **migration_fields(p, rec))
     if t.verdict.symptom is Symptom.inconsistency and oracle.localizes(p):
         meta = meta.replace(float64_twin=t.twin, **_localize(ctx, lane.sandbox, p))
     return meta

@@ -37,6 +37,7 @@ class Tested:
     twin: Optional[dict] = None              # for an inconsistency: were the float64 twins available, and why not
     failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite")
     invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
+    expected_result: object = None           # the expected side's RunResult, when another system ran
 
 
 @dataclasses.dataclass(frozen=True)

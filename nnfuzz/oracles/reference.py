@@ -43,36 +43,39 @@ class Reference(Oracle):
         res = run_on(ctx, lane.sandbox, p)
         if res is None:
             return Tested(None)
-        outputs, why, side = (None, None, "actual") if res.status != "ok" else expected_outputs(ctx, lane, p)
+        outputs, why, side, theirs = (None, None, "actual", None) if res.status != "ok" else \
+            expected_outputs(ctx, lane, p)
         if why == "cut":
             return Tested(None, res)
         if why is not None:
-            return Tested(why, res, side, reference=p.reference)
+            return Tested(why, res, side, reference=p.reference, expected_result=theirs)
         judged = judge_run(res, outputs, ctx.info.engine, ctx.tolerances, reference or p.reference,
                            lambda: timed_twins(ctx, p))  # the float64 twins tell noise from a bug
         other = outputs if ctx.expected_info is not None else None
-        return Tested(judged.verdict, res, side, other, judged.reference, judged.twin)
+        return Tested(judged.verdict, res, side, other, judged.reference, judged.twin, expected_result=theirs)
 
 
 def expected_outputs(ctx: "RunContext", lane, p: "Produced"):
-    """(outputs to compare with, None) or (None, a Tested-to-be verdict or "cut"), and the side a bug
-    belongs to. Torch eager's outputs unless another system is the expected side (the lane's expected-
-    side sandbox); undefined stays undefined."""
+    """(outputs to compare with, None) or (None, a Tested-to-be verdict or "cut"), the side a bug
+    belongs to, and the expected side's RunResult (None: torch eager's outputs). Torch eager's outputs
+    unless another system is the expected side (the lane's expected-side sandbox); undefined stays
+    undefined."""
     from nnfuzz.fuzz.context import run_on
     from nnfuzz.materialize.values import all_finite
     from nnfuzz.verdict import Verdict, judge
 
     if lane.expected_sandbox is None or p.reference.output is None:
-        return p.reference.output, None, "actual"
+        return p.reference.output, None, "actual", None
     res = run_on(ctx, lane.expected_sandbox, p)
     if res is None:
-        return None, "cut", "actual"
+        return None, "cut", "actual", None
     if res.status != "ok":
         v = judge(res, None, ctx.expected_info.engine, ctx.tolerances)
         if not v.is_bug:
-            return None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail), "actual"
-        return None, v, "expected"  # a bug of the expected side's system: saved under its name
+            return (None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail),
+                    "actual", res)
+        return None, v, "expected", res  # a bug of the expected side's system: saved under its name
     outs = res.outputs or {}
     if not all_finite(outs):
-        return None, None, "actual"  # NaN/Inf on the expected side: undefined, nothing to compare
-    return outs, None, "actual"
+        return None, None, "actual", res  # NaN/Inf on the expected side: undefined, nothing to compare
+    return outs, None, "actual", res

@@ -114,8 +114,6 @@ def test_cmp_saves_the_other_systems_crash_under_its_name_and_ignores_what_it_ca
     assert counters.verdicts == {"unsupported": 2} and counters.bugs_saved == 0, counters
 
 
-@pytest.mark.xfail(strict=True, reason="meta.json's signal of the expected side's crash is taken from the system "
-                   "under test's RunResult (verdict_fields(t.verdict, t.result)): None")
 def test_the_other_systems_crash_records_its_signal(tmp_path):
     fake_campaign(tmp_path / "bugs", cmp_with="fake_backends:FakeCrashBackend", max_tests=1, rerun=False)
     assert load_bug(tmp_path / "bugs" / "0000").meta.signal == 11
