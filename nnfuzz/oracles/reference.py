@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from nnfuzz.oracles.base import Oracle, Skip, Tested
+from nnfuzz.oracles.base import ORACLES, Oracle, Skip, Tested
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
@@ -25,8 +25,6 @@ class Reference(Oracle):
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
-        from nnfuzz.oracles.base import ORACLES
-
         if cfg.cmp_with:  # cmp.with=X picks the cmp oracle (docs/oracles.md)
             return ORACLES["cmp"].configure(cfg)
         return cls(backend_class_of(cfg).reference)
