@@ -45,7 +45,7 @@ class CampaignConfig:
     ui: str = "auto"
     probe: bool = True
     debug: bool = False
-    backend_path: Optional[str] = None   # "module:Class" instead of a registry name (tests)
+    backend_path: Optional[str] = None   # "module:Class" of the system under test, named without registering it
     producers: int = 0                   # processes generating models in parallel (0: in this process)
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = False                 # shrink each bug with a new signature right after saving it
@@ -55,7 +55,7 @@ class CampaignConfig:
     cmp_with: Optional[str] = None       # a second system to compare with (oracle "cmp")
     source: Optional[Path] = None        # a folder of migrated tests (nnfuzz migrate), tested in priority order
     workers: object = 1                  # sandboxes testing at once: N or "auto" (fuzz/sizing.py, fuzz/pool.py)
-    executor: str = "local"              # local (sandbox processes here) | ray (Ray actors: fuzz/ray_executor.py)
+    executor: str = "local"              # local | ray | inprocess (the test tier): fuzz/executors.py
     ray_address: Optional[str] = "auto"  # ray.init's address: auto | HOST:PORT | None (start a Ray here)
     tested_seeds: Optional[tuple] = None  # seed ranges the store already tested (fuzz/resume.py; None: not read yet)
 

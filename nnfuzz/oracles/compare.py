@@ -20,12 +20,12 @@ class Optlevel(Reference):
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
-        from nnfuzz.backends.registry import BACKENDS, backend_class
+        from nnfuzz.backends.registry import backend_class, known_backends
 
         no_second_choice(cls.name, cfg)
         off = backend_class_of(cfg).unoptimized
         if off is None:
-            able = sorted(n for n in BACKENDS if backend_class(n).unoptimized is not None)
+            able = [n for n in known_backends() if backend_class(n).unoptimized is not None]
             raise ConfigError(f"oracle=optlevel: {cfg.backend} has no switch that turns its optimisations off; "
                               f"backends with one: {able}")
         if off == EAGER:
@@ -38,13 +38,13 @@ class Devices(Reference):
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
-        from nnfuzz.backends.registry import BACKENDS
+        from nnfuzz.backends.registry import known_backends
 
         no_second_choice(cls.name, cfg)
         backend_class_of(cfg)  # an unknown backend is named first
         system, _, device = cfg.backend.rpartition("-")
         other = f"{system}-{'cpu' if device == 'gpu' else 'gpu'}"
-        if device not in ("cpu", "gpu") or other not in BACKENDS:
+        if device not in ("cpu", "gpu") or other not in known_backends():
             raise ConfigError(f"oracle=devices needs a system with both a -cpu and a -gpu backend; {cfg.backend} "
                               f"has no {other}")
         return cls(other, dict(cfg.backend_options))
@@ -55,7 +55,7 @@ class Cmp(Reference):
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
-        from nnfuzz.backends.registry import BACKENDS, backend_class
+        from nnfuzz.backends.registry import backend_class, known_backends
 
         if not cfg.cmp_with:
             raise ConfigError("oracle=cmp needs the second system: cmp.with=<backend>, e.g. cmp.with=openvino-cpu")
@@ -63,5 +63,5 @@ class Cmp(Reference):
         backend_class(cfg.cmp_with)
         if cfg.cmp_with == cfg.backend:
             raise ConfigError(f"cmp.with={cfg.cmp_with} is the backend under test itself; name another system "
-                              f"(known: {sorted(BACKENDS)}), or use oracle=optlevel")
+                              f"(known: {known_backends()}), or use oracle=optlevel")
         return cls(cfg.cmp_with)
