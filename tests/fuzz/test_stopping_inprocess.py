@@ -42,8 +42,10 @@ def test_a_stop_signal_during_a_run_ends_the_campaign_cleanly(tmp_path, capsys):
 
 def test_a_stop_in_one_lane_ends_every_lane_and_the_store_stays_whole(tmp_path):
     out = tmp_path / "bugs"
-    counters, _ = fake_campaign(out, {"always": "stop", "after": 4, "once": str(tmp_path)}, max_tests=50,
-                                workers=2, rerun=False)
+    # meet: the lanes' first compiles wait for each other, so both lanes test before the stop (under load one
+    # lane once took every test)
+    counters, _ = fake_campaign(out, {"always": "stop", "after": 4, "once": str(tmp_path), "meet": str(out)},
+                                max_tests=50, workers=2, rerun=False)
     assert counters.stopped == "SIGTERM" and 4 <= counters.tests < 50 and counters.lost == 0, counters
     log = records(out)
     assert log[-1]["campaign_end"]["stopped"] == "SIGTERM" and log[-1]["campaign_end"]["tests"] == counters.tests
