@@ -36,6 +36,7 @@ def _summary(capsys) -> dict:
 
 
 @pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
+@pytest.mark.slow
 def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, capsys, monkeypatch):
     pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}[backend])
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
@@ -55,6 +56,7 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
             assert main(["repro", str(folder)]) == 0, f"{folder} does not reproduce: {bug.meta.summary}"
 
 
+@pytest.mark.slow
 def test_time_bound_holds_when_the_backend_hangs(tmp_path):
     t0 = time.monotonic()
     counters, _ = _fault_campaign(tmp_path, "hang", time_s=6.0, test_timeout=60.0)
@@ -67,6 +69,7 @@ def test_time_bound_holds_when_the_backend_hangs(tmp_path):
 
 @pytest.mark.parametrize("fault, symptom", [("segfault", "crash"), ("raise", "crash"), ("wrong", "inconsistency"),
                                             ("leak", "crash")])
+@pytest.mark.slow
 def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symptom):
     counters, cc = _fault_campaign(tmp_path, fault, time_s=60.0, max_tests=3, memory_limit_mb=400,
                                    test_timeout=20.0)
@@ -80,6 +83,7 @@ def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symp
         assert meta.signal == signal.SIGSEGV
 
 
+@pytest.mark.slow
 def test_producer_processes_feed_the_campaign(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=4, producers=2)
     assert counters.tests >= 4 and counters.verdicts["inconsistency"] == counters.tests
@@ -92,6 +96,7 @@ def test_producer_processes_feed_the_campaign(tmp_path):
 
 
 @pytest.mark.parametrize("producers", [0, 1])
+@pytest.mark.slow
 def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=2, producers=producers)
     log = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()]
@@ -111,6 +116,7 @@ def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     assert meta.search is None
 
 
+@pytest.mark.slow
 def test_campaign_marks_duplicates_across_campaigns(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=3, rerun=False)
     metas = [load_bug(b).meta for b in sorted(p for p in cc.out.iterdir() if p.name.isdigit())]
@@ -122,6 +128,7 @@ def test_campaign_marks_duplicates_across_campaigns(tmp_path):
     assert load_bug(cc.out / "0003").meta.duplicate_of == "0000"
 
 
+@pytest.mark.slow
 def test_campaign_reduces_new_bugs_when_asked(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=2, rerun=False, reduce=True,
                                    reduce_s=20.0)
@@ -133,6 +140,7 @@ def test_campaign_reduces_new_bugs_when_asked(tmp_path):
     assert counters.reduced == counters.new_unique >= 1 and counters.seconds["triage"] > 0
 
 
+@pytest.mark.slow
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "unsupported", time_s=60.0, max_tests=3)
     assert counters.verdicts["unsupported"] == 3 and counters.bugs_saved == 0
@@ -140,6 +148,7 @@ def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     assert counters.verdicts["inconsistency"] == 2 and counters.bugs_saved == 2
 
 
+@pytest.mark.slow
 def test_a_timeout_that_ends_given_more_time_is_slow_not_a_bug(tmp_path):
     """A run past fuzz.test_timeout is tried again with SLOW_PATIENCE times the time: a compile that ends
     then (a loaded machine, a long compile) takes that run's verdict; a hang stays a timeout."""
@@ -150,6 +159,7 @@ def test_a_timeout_that_ends_given_more_time_is_slow_not_a_bug(tmp_path):
     assert load_bug(cc.out / "0000").meta.flaky is False
 
 
+@pytest.mark.slow
 def test_nnfuzz_failing_to_build_a_model_in_the_sandbox_is_its_own_error_not_a_crash(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "nnfuzzbuild", time_s=5.0, producers=0)
     assert counters.tests == 0 and counters.bugs_saved == 0 and counters.nnfuzz_errors >= 2, counters
@@ -157,6 +167,7 @@ def test_nnfuzz_failing_to_build_a_model_in_the_sandbox_is_its_own_error_not_a_c
     assert errors and "building the model failed: injected" in errors[0]["error"]
 
 
+@pytest.mark.slow
 def test_killing_the_campaign_leaves_no_half_written_bug_folder_and_no_process(tmp_path):
     out = tmp_path / "bugs"
     script = textwrap.dedent(f"""
@@ -210,6 +221,7 @@ def test_tvm_gpu_smoke_campaign(tmp_path, capsys, monkeypatch):
     assert _summary(capsys)["tests"] > 0
 
 
+@pytest.mark.slow
 def test_unavailable_and_unknown_backends_fail_before_the_campaign(tmp_path, capsys):
     if not _has_cuda():
         assert main(["fuzz", "backend=tvm-gpu", "time=10s", f"fuzz.out={tmp_path}"]) == 2

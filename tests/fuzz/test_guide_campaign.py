@@ -12,6 +12,7 @@ from test_campaign import _fault_campaign
 
 
 @pytest.mark.parametrize("producers", [0, 1])
+@pytest.mark.slow
 def test_guide_state_is_kept_logged_and_resumed(tmp_path, producers):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=90.0, max_tests=3, rerun=False, producers=producers)
     state = json.loads((cc.out / FILE).read_text())
@@ -34,6 +35,7 @@ def test_guide_state_is_kept_logged_and_resumed(tmp_path, producers):
     assert g2["growth"]["graphs"] == g2["graphs"] - state["graphs"]
 
 
+@pytest.mark.slow
 def test_a_reduced_bug_gives_its_trigger_again(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=90.0, max_tests=2, rerun=False, reduce=True, reduce_s=20.0)
     state = json.loads((cc.out / FILE).read_text())
@@ -44,6 +46,7 @@ def test_a_reduced_bug_gives_its_trigger_again(tmp_path):
     assert t["from"] == "reduced" and node["op"].startswith(t["op"]), (t, node)
 
 
+@pytest.mark.slow
 def test_a_corrupt_guide_state_stops_the_campaign_and_loses_nothing(tmp_path):
     out = tmp_path / "bugs"
     out.mkdir()

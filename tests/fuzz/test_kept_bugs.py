@@ -19,6 +19,7 @@ MODULE = {"ort": "onnxruntime", "tvm": "tvm", "openvino": "openvino", "tf": "ten
 
 
 @pytest.mark.parametrize("folder", KEPT, ids=[p.name for p in KEPT])
+@pytest.mark.slow
 def test_kept_bug_reproduces(folder, tmp_path):
     system = load_bug(folder).meta.system
     engine = backend_class(system).engine

@@ -69,6 +69,7 @@ def tampered(model_bytes: bytes, how: str) -> bytes:
 
 
 @pytest.mark.parametrize("folder", [CASE, CASE / "original"], ids=["reduced", "as-found"])
+@pytest.mark.slow
 def test_ill_conditioned_fmod_is_noise(ort_cpu, folder):
     bug = load_bug(folder)
     plain = judge(ort_cpu.run(bug.model_bytes, dict(bug.oracle["input"])), bug.oracle["output"], "ort")

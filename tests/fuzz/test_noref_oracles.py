@@ -35,6 +35,7 @@ def _folders(out):
     return sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()) if out.is_dir() else []
 
 
+@pytest.mark.slow
 def test_a_system_wrong_only_on_the_rewrite_is_caught_and_the_pair_replays(tmp_path):
     counters, cc = _campaign(tmp_path, "fault_backend:RewriteWrongBackend", oracle="metamorphic",
                              rewrites=("function",), max_tests=3)
@@ -59,12 +60,14 @@ def test_a_system_wrong_only_on_the_rewrite_is_caught_and_the_pair_replays(tmp_p
         load_bug(folders[0])
 
 
+@pytest.mark.slow
 def test_a_system_right_on_both_models_passes_the_metamorphic_oracle(tmp_path):
     counters, cc = _campaign(tmp_path, "fault_backend:FaultBackend", oracle="metamorphic", max_tests=6)
     assert counters.tests == 6 and counters.verdicts["pass"] == 6, counters
     assert not _folders(cc.out)
 
 
+@pytest.mark.slow
 def test_a_segfault_on_an_invalid_model_is_saved_as_a_crash(tmp_path):
     policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, invalid=1.0)
     counters, cc = _campaign(tmp_path, "fault_backend:InvalidFaultBackend", {"on_invalid": "segfault"},
@@ -77,6 +80,7 @@ def test_a_segfault_on_an_invalid_model_is_saved_as_a_crash(tmp_path):
     assert sum(counters.invalid.values()) == 2 and all(k.endswith(": crash") for k in counters.invalid)
 
 
+@pytest.mark.slow
 def test_a_clean_rejection_of_an_invalid_model_saves_nothing(tmp_path):
     policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, invalid=1.0)
     counters, cc = _campaign(tmp_path, "fault_backend:InvalidFaultBackend", {"on_invalid": "reject"},
@@ -87,6 +91,7 @@ def test_a_clean_rejection_of_an_invalid_model_saves_nothing(tmp_path):
     assert sum("invalid" in r for r in log) == 4
 
 
+@pytest.mark.slow
 def test_silent_acceptance_is_saved_only_when_outputs_contradict_the_declared_types(tmp_path):
     policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, invalid=1.0)
     counters, cc = _campaign(tmp_path, "fault_backend:InvalidFaultBackend", {"on_invalid": "accept-wrong-type"},
@@ -180,6 +185,7 @@ def test_nan_in_both_models_at_the_same_place_agrees_and_an_alias_is_compared():
     assert v.is_bug and v.summary.startswith("c:")
 
 
+@pytest.mark.slow
 def test_the_rewrite_probe_leaves_out_what_the_system_cannot_read(tmp_path, monkeypatch):
     """A system that rejects model-local functions as unsupported is not given function rewrites."""
     from nnfuzz.oracles.rewrite_probe import probe_rewrites

@@ -4,6 +4,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from nnfuzz.fuzz.campaign import CampaignConfig
 from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.producers import Producers
@@ -17,6 +19,7 @@ def _config(tmp_path: Path, seed: int) -> CampaignConfig:
                           time_s=120.0, out=tmp_path, ui="plain", log=None, producers=3, search=None)
 
 
+@pytest.mark.slow
 def test_forked_producers_make_each_seed_once_and_close_ends_them(tmp_path):
     cc = _config(tmp_path, 100)
     plan = CampaignPlan(tuple(select_ops(cc.policy, dialects=("tf",))), {}, cc.export, cc.search, True, ())
@@ -43,6 +46,7 @@ def test_forked_producers_make_each_seed_once_and_close_ends_them(tmp_path):
     assert not alive(procs), f"producer processes left running: {alive(procs)}"
 
 
+@pytest.mark.slow
 def test_producers_closed_before_go_exit(tmp_path):
     producers = Producers(_config(tmp_path, 7), 2)
     assert producers.proc.pid in descendants(os.getpid())

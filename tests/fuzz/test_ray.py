@@ -39,6 +39,7 @@ def _log(out: Path) -> list:
     return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_segfault_kills_the_sandbox_not_the_actor(tmp_path, local_ray):
     counters, out = _fault(tmp_path, {"always": "segfault", "once": str(tmp_path / "once")})
     assert counters.lost == 0 and counters.verdicts == {"crash": 1, "pass": counters.tests - 1}, counters

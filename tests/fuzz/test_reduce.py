@@ -60,6 +60,7 @@ def make_bug(tmp_path, gir, x, symptom):
     return path, sig
 
 
+@pytest.mark.slow
 def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     ops = [E.Sigmoid(), E.Tanh(), E.Relu(), S.Clip(min=-6.0, max=6.0), E.Abs(), E.Neg()]
     gir = graph(DType.float64, ops)
@@ -78,6 +79,7 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     assert main(["reduce", str(path)]) == 0 and "already reduced" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_reduce_keeps_an_ort_inconsistency_at_the_same_op(tmp_path, capsys, registered):
     ops = [E.Relu(), E.Neg(), ExportedLogSigmoid(), E.Abs(), E.Neg(), E.Floor()]
     gir = graph(DType.float32, ops)
@@ -124,6 +126,7 @@ def test_shrink_minimises_shapes_and_attributes_under_the_constraints():
     np.testing.assert_array_equal(small.inputs["x"], i["x"][: x[0], : x[1], : x[2]])  # the leading corner
 
 
+@pytest.mark.slow
 def test_repro_of_a_crash_with_another_recorded_signature_fails_differently(tmp_path, capsys):
     """The same symptom is not enough: a recorded crash whose error text (so signature) differs from the
     replay's is another bug, exit 3, and both signatures are shown."""
@@ -141,6 +144,7 @@ def test_repro_of_a_crash_with_another_recorded_signature_fails_differently(tmp_
     assert json.loads(out.splitlines()[-1])["signature"] == sig
 
 
+@pytest.mark.slow
 def test_reduce_follows_todays_signature_rules_not_a_stale_recorded_one(tmp_path, capsys):
     """A folder saved under an older SIGNATURE_VERSION (its meta.json's signature spelled by older rules)
     still reduces: the target signature is recomputed from meta.json and err.log, as repro does."""

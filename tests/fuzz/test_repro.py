@@ -37,6 +37,7 @@ def _bug(tmp_path, *, symptom="inconsistency", corrupt=True):
                                             oracle=oracle, meta=meta, err_log="test")
 
 
+@pytest.mark.slow
 def test_exit_codes(tmp_path, capsys):
     assert main(["repro", str(_bug(tmp_path))]) == 0                                  # reproduces
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["reproduced"] is True
@@ -48,6 +49,7 @@ def test_exit_codes(tmp_path, capsys):
     assert main(["repro", str(_bug(tmp_path)), "--frobnicate"]) == 2
 
 
+@pytest.mark.slow
 def test_standalone_script_reproduces_without_nnfuzz(tmp_path):
     bug = _bug(tmp_path)
     assert main(["repro", str(bug), "--script"]) == 0
@@ -97,6 +99,7 @@ def test_a_model_that_is_not_onnx_is_a_malformed_folder(tmp_path, capsys):
     assert "model.onnx is not a valid ONNX model" in err, err
 
 
+@pytest.mark.slow
 def test_meta_schema_versions(tmp_path, capsys):
     from nnfuzz.triage.meta import SCHEMA_VERSION
 
@@ -132,6 +135,7 @@ def test_a_malformed_export_record_is_refused_with_what_is_wrong(tmp_path, capsy
 
 
 
+@pytest.mark.slow
 def test_a_folder_saved_unlocalized_reproduces(tmp_path, monkeypatch):
     """A campaign whose time bound cut the localization short saves no divergent node (signature
     "unlocalized | <summary>"); its replay is compared on that footing instead of localizing anew, which
@@ -162,6 +166,7 @@ def test_a_folder_saved_unlocalized_reproduces(tmp_path, monkeypatch):
 ALLOWED_IMPORTS = {"base64", "ml_dtypes", "numpy", "onnx", "onnxruntime", "tvm", "openvino"}
 
 
+@pytest.mark.slow
 def test_script_of_a_small_model_is_readable_and_report_uses_the_tracker_template(tmp_path, capsys):
     """A reduced-size model is written as onnx.helper calls with literal inputs (no base64 blob), the script
     imports only numpy, onnx and the system, reproduces on its own, and report.md follows ORT's form."""

@@ -36,6 +36,7 @@ def test_seed_at_skips_the_tested_ranges():
     assert seed_at(5, (), 3) == 8
 
 
+@pytest.mark.slow
 def test_a_restarted_campaign_continues_numbering_and_never_repeats_a_seed(tmp_path):
     out = tmp_path / "bugs"
     first = _campaign(out, seed=100, max_tests=4, producers=1, workers=2)

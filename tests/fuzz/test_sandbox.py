@@ -59,6 +59,7 @@ def wait_gone(pid: int, seconds: float = 5.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_start_reports_backend_info(sb):
     info = sb.start()
     assert info["name"] == "fault-cpu" and info["version"] == "1.0-fault"
@@ -88,6 +89,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("fault,status,stage,sig,error,replaced", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.slow
 def test_fault_is_classified_and_sandbox_recovers(sb, fault, status, stage, sig, error, replaced):
     run_ok(sb)
     pid = sb.pid
@@ -110,6 +112,7 @@ def test_fault_is_classified_and_sandbox_recovers(sb, fault, status, stage, sig,
         assert "start" in after.seconds
 
 
+@pytest.mark.slow
 def test_crash_detail_has_the_python_stack(sb):
     r = sb.run(fault_model("segfault"), {"x": X})
     assert r.status == "crash"
@@ -123,6 +126,7 @@ def test_timeout_detail_has_every_thread_stack(sb):
     assert "most recent call first" in r.detail and "_hang" in r.detail
 
 
+@pytest.mark.slow
 def test_error_detail_is_the_traceback_and_the_worker_survives(sb):
     run_ok(sb)
     pid = sb.pid
@@ -144,6 +148,7 @@ def test_detail_holds_only_this_runs_output(sb):
     assert r.status == "crash" and "hello" not in r.detail
 
 
+@pytest.mark.slow
 def test_unsupported_error_is_recognized_by_the_known_table(sb):
     r = sb.run(fault_model("unsupported"), {"x": X})
     assert r.status == "error"
@@ -162,6 +167,7 @@ def test_wrong_values_and_nan_come_back_for_the_oracle(sb):
     assert compare(REF, r.outputs).symptom is Symptom.inconsistency
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_process_group(sb, tmp_path):
     pidfile = tmp_path / "child.pid"
     r = sb.run(fault_model("childhang", pidfile=pidfile), {"x": X}, timeout=1.0)
@@ -171,6 +177,7 @@ def test_timeout_kills_the_whole_process_group(sb, tmp_path):
     run_ok(sb)
 
 
+@pytest.mark.slow
 def test_worker_killed_between_runs_is_replaced(sb):
     run_ok(sb)
     pid = sb.pid
@@ -182,6 +189,7 @@ def test_worker_killed_between_runs_is_replaced(sb):
     assert sb.pid != pid and "start" in r.seconds
 
 
+@pytest.mark.slow
 def test_close_stops_the_worker_and_run_restarts_it():
     s = Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=300)
     assert s.pid is None  # lazy
@@ -196,6 +204,7 @@ def test_close_stops_the_worker_and_run_restarts_it():
     assert wait_gone(pid)
 
 
+@pytest.mark.slow
 def test_close_kills_what_the_worker_left_running(tmp_path):
     pidfile = tmp_path / "child.pid"
     with Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=300) as s:
@@ -205,6 +214,7 @@ def test_close_kills_what_the_worker_left_running(tmp_path):
     assert wait_gone(child)
 
 
+@pytest.mark.slow
 def test_interrupted_run_drops_the_busy_worker(sb, monkeypatch):
     from nnfuzz.fuzz import sandbox as mod
 
@@ -222,6 +232,7 @@ def test_interrupted_run_drops_the_busy_worker(sb, monkeypatch):
     run_ok(sb)
 
 
+@pytest.mark.slow
 def test_a_stop_request_abandons_the_run_and_its_worker(sb):
     import threading
 
@@ -243,6 +254,7 @@ def test_a_stop_request_abandons_the_run_and_its_worker(sb):
     run_ok(sb)
 
 
+@pytest.mark.slow
 def test_address_space_backstop_is_on_for_cpu_backends_only(sb):
     info = sb.start()
     assert info["rlimit_as_mb"] > 2 * 300 + 2048
@@ -253,6 +265,7 @@ def test_address_space_backstop_is_on_for_cpu_backends_only(sb):
         run_ok(s)
 
 
+@pytest.mark.slow
 def test_start_failures_raise_with_the_workers_message():
     with pytest.raises(BackendUnavailable, match="frobnicator"):
         Sandbox("unavailable-cpu", backend_path="fault_backend:UnavailableBackend").start()
@@ -268,6 +281,7 @@ def test_start_failures_raise_with_the_workers_message():
         Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=10).start()
 
 
+@pytest.mark.slow
 def test_worker_dies_with_its_parent(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys
@@ -317,6 +331,7 @@ def needs(module: str) -> None:
 
 @pytest.mark.parametrize("name,module,dist", [("ort-cpu", "onnxruntime", "onnxruntime"),
                                               ("tvm-cpu", "tvm", "apache-tvm")])
+@pytest.mark.slow
 def test_real_backend_in_sandbox(name, module, dist):
     needs(module)
     with Sandbox(name) as s:
@@ -334,6 +349,7 @@ def test_real_backend_in_sandbox(name, module, dist):
         assert s.run(add_relu_model(), AB).status == "ok"
 
 
+@pytest.mark.slow
 def test_tvm_unsupported_op_is_an_error_the_known_table_recognizes():
     needs("tvm")
     with Sandbox("tvm-cpu") as s:
@@ -342,6 +358,7 @@ def test_tvm_unsupported_op_is_an_error_the_known_table_recognizes():
     assert classify("tvm", r.error).kind == "unsupported"
 
 
+@pytest.mark.slow
 def test_backend_options_reach_the_worker():
     needs("onnxruntime")
     with pytest.raises(ConfigError, match="opt_level"):

@@ -46,6 +46,7 @@ RAY = ["fuzz.executor=ray", "fuzz.workers=1", "ray.address=null"]  # a Ray the c
     pytest.param(signal.SIGTERM, False, RAY, marks=pytest.mark.slow),  # Ray's processes and actors too
     pytest.param(signal.SIGINT, True, RAY, marks=pytest.mark.slow),
 ], ids=["kill-TERM", "kill-HUP", "ctrl-C", "kill-TERM-ray", "ctrl-C-ray"])
+@pytest.mark.slow
 def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole_group, extra):
     pytest.importorskip("onnxruntime")
     if extra:
@@ -117,6 +118,7 @@ def _fault_campaign(out: Path, seed, **kw):
     return _log(out)[0]["campaign"]["seed"], metas
 
 
+@pytest.mark.slow
 def test_each_campaign_draws_its_seed_and_a_given_seed_reproduces(tmp_path, capsys):
     seeds = []
     for k in range(2):
@@ -167,6 +169,7 @@ def test_a_stop_signal_waits_for_a_safe_point_unless_repeated():
             time.sleep(5)
 
 
+@pytest.mark.slow
 def test_a_stopped_campaign_leaves_the_bug_in_reduction_as_saved(tmp_path):
     import threading
 

@@ -37,6 +37,7 @@ def _overlap(a: dict, b: dict) -> bool:
     return a["began"] < b["ended"] and b["began"] < a["ended"]
 
 
+@pytest.mark.slow
 def test_two_workers_on_ort_run_tests_at_the_same_time(tmp_path):
     pytest.importorskip("onnxruntime")
     cc = CampaignConfig(backend="ort-cpu", backend_options={}, out=tmp_path / "bugs", ui="plain", probe=False,
@@ -51,6 +52,7 @@ def test_two_workers_on_ort_run_tests_at_the_same_time(tmp_path):
     assert len(seeds) == len(set(seeds)), "a seed was tested twice"
 
 
+@pytest.mark.slow
 def test_two_workers_compile_at_once(tmp_path):
     # each worker's first compile waits until another worker compiles too: alone, it would fail
     counters, out = _fault(tmp_path, {"always": "rendezvous", "meet": str(tmp_path / "meet")},
@@ -59,6 +61,7 @@ def test_two_workers_compile_at_once(tmp_path):
     assert len(list((tmp_path / "meet").iterdir())) == 2  # two worker processes met
 
 
+@pytest.mark.slow
 def test_a_crash_in_one_worker_leaves_the_other_workers_tests_alone(tmp_path):
     counters, out = _fault(tmp_path, {"always": "segfault", "once": str(tmp_path / "once")},
                            time_s=60, max_tests=12, workers=2, producers=1)
@@ -75,6 +78,7 @@ def test_a_crash_in_one_worker_leaves_the_other_workers_tests_alone(tmp_path):
     assert bug.meta.symptom == "crash" and bug.meta.flaky and counters.bugs_saved == 1
 
 
+@pytest.mark.slow
 def test_each_bug_is_written_once_and_numbered_without_gaps(tmp_path):
     counters, out = _fault(tmp_path, {"always": "wrong"}, time_s=60, max_tests=10, workers=2, producers=1,
                            rerun=False)
@@ -108,6 +112,7 @@ def test_workers_key_is_checked_and_auto_fits_the_machine():
     assert env["NNFUZZ_WORKER_THREADS"] == env["TVM_NUM_THREADS"] == env["OMP_NUM_THREADS"] == "1"
 
 
+@pytest.mark.slow
 def test_reruns_and_reduction_work_with_two_workers(tmp_path):
     counters, out = _fault(tmp_path, {"always": "wrong"}, time_s=90, max_tests=3, workers=2, producers=1,
                            reduce=True, reduce_s=20.0)
