@@ -86,6 +86,7 @@ def well_conditioned_inputs(bug):
     return {"i0": rng.uniform(1.0, 3.0, shape), "v2": rng.uniform(0.5, 2.0, shape)}
 
 
+@pytest.mark.slow
 def test_the_same_graph_passes_where_well_conditioned(ort_cpu):
     bug = load_bug(CASE)
     inputs = well_conditioned_inputs(bug)
@@ -93,6 +94,7 @@ def test_the_same_graph_passes_where_well_conditioned(ort_cpu):
 
 
 @pytest.mark.parametrize("how", ["wrong-op", "systematic-1e-4"])
+@pytest.mark.slow
 def test_a_miscompilation_is_still_an_inconsistency(ort_cpu, how):
     bug = load_bug(CASE)
     inputs = well_conditioned_inputs(bug)
@@ -100,6 +102,7 @@ def test_a_miscompilation_is_still_an_inconsistency(ort_cpu, how):
     assert verdict.symptom is Symptom.inconsistency, verdict.summary
 
 
+@pytest.mark.slow
 def test_a_wrong_op_shows_even_on_the_ill_conditioned_inputs(ort_cpu):
     """The noise filter widens the margin only where rounding leaves a value undetermined, and not
     without bound: the noise case's own inputs still expose a wrong op."""

@@ -120,6 +120,7 @@ def test_crash_detail_has_the_python_stack(sb):
     run_ok(sb)
 
 
+@pytest.mark.slow
 def test_timeout_detail_has_every_thread_stack(sb):
     r = sb.run(fault_model("hang"), {"x": X}, timeout=0.5)
     assert (r.status, r.error) == ("timeout", "timed out after 0.5s in execute")
@@ -137,6 +138,7 @@ def test_error_detail_is_the_traceback_and_the_worker_survives(sb):
     assert sb.pid == pid
 
 
+@pytest.mark.slow
 def test_detail_holds_only_this_runs_output(sb):
     r = sb.run(fault_model("print"), {"x": X})
     assert r.status == "ok"
@@ -156,6 +158,7 @@ def test_unsupported_error_is_recognized_by_the_known_table(sb):
     assert known is not None and known.kind == "unsupported"
 
 
+@pytest.mark.slow
 def test_wrong_values_and_nan_come_back_for_the_oracle(sb):
     r = sb.run(fault_model("wrong"), {"x": X})
     assert r.status == "ok"

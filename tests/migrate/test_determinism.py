@@ -3,6 +3,7 @@ corpus is a function of its folders and the seed."""
 import json
 
 import numpy as np
+import pytest
 
 from nnfuzz.migrate import torch_opinfo
 from nnfuzz.verdict import DEFAULT_TOLERANCES
@@ -24,6 +25,7 @@ def test_opinfo_samples_are_the_same_on_every_run():
         assert all(np.array_equal(x.outputs[n], y.outputs[n]) for n in x.outputs)
 
 
+@pytest.mark.slow
 def test_reordering_a_corpus_with_its_seed_gives_the_written_order(corpus):
     from nnfuzz.commands.migrate import _prioritize
 

@@ -97,6 +97,7 @@ def test_report_of_a_real_campaign_renders(browser, tmp_path, monkeypatch, capsy
     page.close()
 
 
+@pytest.mark.slow
 def test_hostile_store_page_runs_no_injected_code(browser, hostile_store, tmp_path, capsys):
     out = tmp_path / "hostile.html"
     assert main(["report", str(hostile_store), "-o", str(out), "--no-stats"]) == 0
