@@ -13,6 +13,9 @@ from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import load_bug
 
+# every test starts a Ray; one Ray on the machine at a time (pyproject: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
 ray = pytest.importorskip("ray")
 
 HERE = Path(__file__).parent

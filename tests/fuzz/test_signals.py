@@ -18,6 +18,8 @@ from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
 from procs import alive, descendants
 
+pytestmark = pytest.mark.xdist_group("ray")  # one Ray on the machine at a time (pyproject: --dist loadgroup)
+
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]

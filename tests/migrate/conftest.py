@@ -1,6 +1,7 @@
 """Small migrated corpora, generated once per session from the installed onnx and torch (no downloads):
 a few operators per source, written by the real `nnfuzz migrate` command."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,13 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="session")
 def summary(corpus):
     return json.loads((corpus / "summary.json").read_text())
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses the migrated corpus is slow: making it runs `nnfuzz migrate`, whose OpInfo samples
+    run in a spawned worker process (nnfuzz/migrate/isolate.py)."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and "corpus" in getattr(item, "fixturenames", ()) \
+                and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
