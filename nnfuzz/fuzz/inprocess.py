@@ -175,14 +175,10 @@ class InProcessSandbox:
     def format(self) -> str:
         return self.backend_info.format
 
-    # Sandbox's own: the format a produced test is sent in, and a Model's bytes in a format
+    # Sandbox's own: the format a produced test is sent in, a Model's bytes in a format, and running a Model
     format_for = Sandbox.format_for
     payload = Sandbox.payload
-
-    def run_model(self, model, inputs: dict, *, timeout: float | None = None, fmt: str | None = None) -> RunResult:
-        if not self._info:
-            self.start()
-        return self.run(self.payload(model, fmt), inputs, timeout=timeout)
+    run_model = Sandbox.run_model
 
     def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
         """Compile ``model_bytes`` and run it on ``inputs`` here (making the backend if needed)."""
