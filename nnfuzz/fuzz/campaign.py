@@ -125,24 +125,30 @@ def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: Stop
                               "tvm-cpu, openvino-cpu, ...)")
         for oracle in oracles:
             oracle.check(first.sandbox, cc)
+        ops = _lowered_ops(cc, sides)  # (imports the lowerings: seconds, before the campaign's clock starts)
         campaign = Campaign(cc, clock=Clock(cc.time_s, cc.test_timeout), stop=stop)
         campaign.producers = producers
-        plan = _plan(cc, oracles, first, sides, campaign.clock, probe=cc.probe and not migrated)
+        plan = _plan(cc, oracles, first, sides, ops, campaign.clock, probe=cc.probe and not migrated)
         return campaign.run(lanes, dataclasses.replace(plan, workers=workers, producers=n_producers))
 
 
-def _plan(cc: CampaignConfig, oracles, first, sides, clock: Clock, probe: bool) -> CampaignPlan:
-    """What the systems decide: the ops they lower (probed: the supported rows), whether models are
-    written as ONNX and at which opsets, the search's integer width, and the oracles as started."""
+def _lowered_ops(cc: CampaignConfig, sides) -> list:
+    """The policy's ops that every side's lowering (and the ONNX path, when a side takes ONNX) can build."""
     from nnfuzz.generate.opset import select_ops, usable_with
 
     lowerings = {s.backend_info.lowering for s in sides}
+    via = cc.export.via if any(s.format == "onnx" for s in sides) else None
+    return select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=() if "torch" in lowerings else lowerings)
+
+
+def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: bool) -> CampaignPlan:
+    """What the systems decide: of the lowered ``ops``, those they support (probed: the supported rows),
+    whether models are written as ONNX and at which opsets, the search's integer width, and the oracles
+    as started."""
     onnx = any(s.format == "onnx" for s in sides)
     search = cc.search
     if search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
         search = dataclasses.replace(search, int64_bits=32)
-    via = cc.export.via if onnx else None
-    ops = select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=() if "torch" in lowerings else lowerings)
     export, rows = cc.export, {}
     if probe:
         from nnfuzz.fuzz.probe import probe_opsets, probe_support

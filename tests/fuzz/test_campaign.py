@@ -41,7 +41,9 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
     pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}[backend])
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "bugs"
-    assert main(["fuzz", f"backend={backend}", "time=20s", f"fuzz.out={out}", "ui=plain"]) == 0
+    # a 60 s test timeout: beside the other pytest worker a compile can take over 3x10 s (see test_campaigns)
+    assert main(["fuzz", f"backend={backend}", "time=20s", "fuzz.test_timeout=60", f"fuzz.out={out}",
+                 "ui=plain"]) == 0
     s = _summary(capsys)
     assert s["tests"] > 0, s
     log = [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
