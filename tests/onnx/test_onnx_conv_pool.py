@@ -34,11 +34,15 @@ def _fixed(model, feed):
     return ReferenceEvaluator(model, new_ops=REFERENCE_FIXES).run(None, feed)[0]
 
 
-RNG = np.random.default_rng(0)
+@pytest.fixture
+def rng():
+    """Each test its own generator: a module-wide one gave a test other inputs whenever pytest-xdist sent
+    the module's earlier tests to another worker (a near-zero output then failed rtol 1e-6)."""
+    return np.random.default_rng(0)
 
 
-def test_conv_transpose_with_groups():
-    x, w = RNG.standard_normal((1, 4, 3)).astype(np.float32), RNG.standard_normal((4, 3, 2)).astype(np.float32)
+def test_conv_transpose_with_groups(rng):
+    x, w = rng.standard_normal((1, 4, 3)).astype(np.float32), rng.standard_normal((4, 3, 2)).astype(np.float32)
     model = _model("ConvTranspose", {"x": x.shape, "w": w.shape}, {"group": 2, "strides": [2]})
     with pytest.raises(ValueError, match="cannot reshape"):
         ReferenceEvaluator(model).run(None, {"x": x, "w": w})
@@ -47,9 +51,9 @@ def test_conv_transpose_with_groups():
     np.testing.assert_allclose(_ort(model, {"x": x, "w": w}), want, rtol=1e-5, atol=1e-6)
 
 
-def test_global_max_pool_of_3d_and_5d_input():
+def test_global_max_pool_of_3d_and_5d_input(rng):
     for shape in [(2, 3, 5), (1, 2, 3, 2, 4)]:
-        x = RNG.standard_normal(shape).astype(np.float32)
+        x = rng.standard_normal(shape).astype(np.float32)
         model = _model("GlobalMaxPool", {"x": shape}, {})
         stock = ReferenceEvaluator(model).run(None, {"x": x})[0]
         assert stock.shape != (shape[0], shape[1]) + (1,) * (len(shape) - 2)
@@ -58,10 +62,10 @@ def test_global_max_pool_of_3d_and_5d_input():
         np.testing.assert_array_equal(_ort(model, {"x": x}), want)
 
 
-def test_max_pool_same_lower_with_a_stride():
+def test_max_pool_same_lower_with_a_stride(rng):
     # size 11, kernel 3, stride 4: SAME gives ceil(11/4) = 3 outputs and total padding 2*4 + 3 - 11 = 0,
     # which is MaxPool1d(kernel 3, stride 4, pad 0); the stock evaluator makes floor(11/4) = 2
-    x = RNG.standard_normal((1, 2, 11)).astype(np.float32)
+    x = rng.standard_normal((1, 2, 11)).astype(np.float32)
     model = _model("MaxPool", {"x": x.shape}, {"kernel_shape": [3], "strides": [4], "auto_pad": "SAME_LOWER"})
     assert ReferenceEvaluator(model).run(None, {"x": x})[0].shape == (1, 2, 2)
     (want,) = eval_op(P.MaxPool1d(3, 4, 0, 1), x)
@@ -69,8 +73,8 @@ def test_max_pool_same_lower_with_a_stride():
     np.testing.assert_array_equal(_ort(model, {"x": x}), want)
 
 
-def test_resize_with_negative_axes():
-    x = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+def test_resize_with_negative_axes(rng):
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
     neg = _model("Resize", {"x": x.shape}, {"axes": [-2, -1], "mode": "linear"}, consts=[("sizes", [6, 2])])
     pos = _model("Resize", {"x": x.shape}, {"axes": [2, 3], "mode": "linear"}, consts=[("sizes", [6, 2])])
     with pytest.raises(ValueError, match="axes don't match"):
