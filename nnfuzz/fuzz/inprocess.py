@@ -163,19 +163,10 @@ class InProcessSandbox:
         if self.stop is not None:
             self.stop.check()
 
-    @property
-    def backend_info(self):
-        from nnfuzz.backends.base import BackendInfo
-
-        if not self._info:
-            self.start()
-        return BackendInfo.from_dict(self._info)
-
-    @property
-    def format(self) -> str:
-        return self.backend_info.format
-
-    # Sandbox's own: the format a produced test is sent in, a Model's bytes in a format, and running a Model
+    # Sandbox's own: the backend's facts and format (from ``_info``, starting if needed), the format a produced
+    # test is sent in, a Model's bytes in a format, and running a Model
+    backend_info = Sandbox.backend_info
+    format = Sandbox.format
     format_for = Sandbox.format_for
     payload = Sandbox.payload
     run_model = Sandbox.run_model
