@@ -37,6 +37,7 @@ class Campaign:
         self.stop = stop or StopRequest()  # set by SIGINT/SIGTERM/SIGHUP (fuzz/stopping.py)
         self.clock = clock or Clock(cfg.time_s, cfg.test_timeout)
         self.lock = threading.RLock()    # counters, log, dedup index and bug store: lanes are threads (fuzz/pool.py)
+        self.ended = False               # campaign_end written: the log is closed
         self.seeds_done = []             # seeds this campaign consumed (fuzz/resume.py)
         self.claimed = 0                 # tests lanes have taken on and not finished (see ``claim``)
         self._state_at = time.monotonic()
@@ -101,9 +102,11 @@ class Campaign:
             self.counters.stopped = self.stop.name
             self.guide.tick(self.counters.tests, self.counters.elapsed, force=True)
             self.record_seeds()
-            self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests,
-                                             "lost": self.counters.lost}})
-            self.log.close()
+            with self.lock:  # a lane still finishing a test neither counts nor logs it after this line
+                self.ended = True
+                self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests,
+                                                 "lost": self.counters.lost}})
+                self.log.close()
         return self.counters
 
     def tick(self) -> None:
@@ -238,13 +241,6 @@ class Campaign:
                 self.log.write({**rec, "verdict": "cut", "note": "stopped by the campaign's time bound"})
             return
         fmt = lane.sandbox.format_for(p)
-        with self.lock:
-            c.tests += 1
-            if c.first_test is None:
-                c.first_test = c.elapsed
-            c.verdicts[verdict.label] += 1
-            oracle.account(c, p, t)
-            c.formats[fmt] += 1
         rec.update(verdict=verdict.label, format=fmt, stage=verdict.stage and verdict.stage.value, seconds={
             "generate": round(p.gen_s, 4), "search": round(p.timings.get("search_s", 0.0), 4),
             "export": round(p.timings.get("export_s", 0.0), 4),
@@ -253,7 +249,15 @@ class Campaign:
             rec["bug"] = confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec)
         if worker is not None:
             rec["ended"] = round(c.elapsed, 3)
-        with self.lock:
+        with self.lock:  # counted and logged at once: campaign_end's count is the tests its log holds
+            if self.ended:
+                return  # ended by a signal while this test ran; a bug it found is saved all the same
+            c.tests += 1
+            if c.first_test is None:
+                c.first_test = c.elapsed
+            c.verdicts[verdict.label] += 1
+            oracle.account(c, p, t)
+            c.formats[fmt] += 1
             self.log.write(rec)
 
     def _confirm_timeout(self, ctx: RunContext, oracle, lane, p: Produced, t):
