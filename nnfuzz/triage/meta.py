@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 5   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
-# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode)
+SCHEMA_VERSION = 6   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
+# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause
 REQUIRED = ("system", "version", "symptom", "version_id")
 MIGRATION_SOURCES = ("onnx-node", "torch-opinfo")  # the library-test sources `nnfuzz migrate` reads
 
@@ -50,6 +50,10 @@ class BugMeta:
     blame: Optional[str] = None
     localization_note: Optional[str] = None
     float64_twin: Optional[dict] = None     # inconsistencies: {"available": bool, "note": why not}
+    # the node the fault is in (triage/local_error.py): op, dtype, kind (shape | dtype | values | non-finite |
+    # precision | missing), index, var, ulps (its own error), budget, and method: "local-error" (each node
+    # judged on the system's own inputs) or "first-divergence" (exposing the values changed the result)
+    root_cause: Optional[dict] = None
     signature: Optional[str] = None         # triage/dedup.py
     duplicate_of: Optional[str] = None      # the first folder with the same signature
     reduced: Optional[dict] = None          # nnfuzz reduce: nodes/elements before and after, trials, seconds
