@@ -4,7 +4,9 @@ A folder holds model.onnx (or model.gir, the GraphIR payload, for systems that b
 plus the model/ SavedModel folder for TF systems; or model.relax, the payload of a TVM Relax-native model,
 plus model.py, its module's TVMScript), gir.json, oracle.pkl, meta.json and err.log (see docs/bug-format.md).
 A second campaign into the same store continues the numbering. Temporary folders from an
-interrupted write are hidden (``.NNNN.*``) and never take a number.
+interrupted write are hidden (``.NNNN.*``) and never take a number. Only ``NNNN`` folders are bugs: the
+repository's kept bugs live in ``bugs/kept/`` (``kept_store()``), beside a campaign's default store ``bugs/``,
+and take no number of it.
 """
 from __future__ import annotations
 
@@ -18,11 +20,18 @@ from nnfuzz.errors import NNFuzzError
 from nnfuzz.triage.folder import BugFolderError, dump_oracle, load_oracle, write_bytes, write_folder_atomic
 from nnfuzz.triage.meta import BugMeta, read_meta, write_meta
 
-BUG_DIR = re.compile(r"^\d{4}$")
+BUG_DIR = re.compile(r"^\d{4}$")  # a bug folder's name; bugs/kept/ (the kept bugs) is not one
+KEPT = Path(__file__).resolve().parents[2] / "bugs" / "kept"  # the repository's kept bugs (in a checkout)
 REQUIRED = ("oracle.pkl", "meta.json")
 REWRITE_FILE = "model_rewrite.onnx"   # the metamorphic oracle's rewritten model (meta.json ``rewrite``)
 MODEL_FILES = {"onnx": "model.onnx", "gir": "model.gir", "relax": "model.relax"}
 PAYLOAD_FORMATS = ("gir", "relax")  # formats whose model file is a GraphIR payload (materialize/portable.py)
+
+
+def kept_store() -> Optional[Path]:
+    """The repository's kept bugs, ``bugs/kept/`` of the checkout nnfuzz runs from; None when nnfuzz is not
+    run from a checkout (an installed wheel has no bugs/)."""
+    return KEPT if KEPT.is_dir() else None
 
 
 @dataclass

@@ -39,7 +39,7 @@ def needs(name):
 
 def make_model(seed, include=OPS, dtypes=("float32",), max_nodes=5):
     """Canonical ONNX spellings: these tests check the GPU code paths, and a random spelling can meet a
-    frontend bug already kept in bugs/ (TVM's computed Reshape, bugs/0007) that has nothing to do with them."""
+    frontend bug already kept in bugs/kept/ (TVM's computed Reshape, bugs/kept/0007) that has nothing to do with them."""
     from nnfuzz.materialize.onnx.spec import ExportSpec
 
     return safe_model(seed, include, dtypes, max_nodes, export=ExportSpec(spelling="canonical", seed=seed))

@@ -1,4 +1,4 @@
-"""Every bug kept in the repository's bugs/ still reproduces on its system (`nnfuzz repro` exits 0), and
+"""Every bug kept in the repository's bugs/kept/ still reproduces on its system (`nnfuzz repro` exits 0), and
 its standalone script shows it without nnfuzz. Systems not installed here skip, and so do bugs whose
 meta.json ``cpu_flags`` this CPU lacks."""
 import importlib.util
@@ -13,7 +13,7 @@ from nnfuzz.backends import backend_class
 from nnfuzz.cli import main
 from nnfuzz.triage.bugstore import BUG_DIR, load_bug
 
-KEPT = sorted(p for p in (Path(__file__).parent.parent.parent / "bugs").iterdir() if p.is_dir() and BUG_DIR.match(p.name))
+KEPT = sorted(p for p in (Path(__file__).parent.parent.parent / "bugs" / "kept").iterdir() if p.is_dir() and BUG_DIR.match(p.name))
 MODULE = {"ort": "onnxruntime", "tvm": "tvm", "openvino": "openvino", "tf": "tensorflow", "xla": "tensorflow",
           "tflite": "ai_edge_litert", "inductor": "torch"}
 

@@ -1,5 +1,5 @@
 """Bug stores for the report's tests (a module of its own name: each test folder's conftest is a module
-named conftest, so tests import helpers from here): copies of real kept bugs (bugs/ in the repository),
+named conftest, so tests import helpers from here): copies of real kept bugs (bugs/kept/ in the repository),
 and a hostile store whose folders and log lines are broken or carry markup that must stay text."""
 import json
 import shutil
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-KEPT = Path(__file__).resolve().parents[2] / "bugs"
+KEPT = Path(__file__).resolve().parents[2] / "bugs" / "kept"
 PWN = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 
 

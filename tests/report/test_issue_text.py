@@ -11,7 +11,7 @@ from nnfuzz.triage.report_md import write_report
 from nnfuzz.triage.script import write_script
 from nnfuzz.verdict import DEFAULT_TOLERANCES
 
-BUGS = Path(__file__).parents[2] / "bugs"
+BUGS = Path(__file__).parents[2] / "bugs" / "kept"
 
 
 @pytest.mark.parametrize("folder, system, runs, heading", [

@@ -1,7 +1,7 @@
 """Every TF lowering against the torch lowering of the same op and against the numpy reference:
 single-op graphs with safe values (the value search on the torch twin), TF eager vs torch eager vs
 numpy on the same inputs and weights. The comparisons run in a contained worker (tests/contained.py):
-TF's native crashes (bugs/0021: its oneDNN Conv3D corrupts the heap on one thread on AVX-512 CPUs) fail
+TF's native crashes (bugs/kept/0021: its oneDNN Conv3D corrupts the heap on one thread on AVX-512 CPUs) fail
 one test, not the run.
 
 Floats agree within rtol 1e-3 / atol 1e-4 for float32 (1e-6/1e-8 for float64): two libraries' kernels

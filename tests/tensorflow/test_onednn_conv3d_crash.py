@@ -1,6 +1,6 @@
 """A native crash of TF in a tf-cpu sandbox is a crash with its signal, never a lost test: TensorFlow 2.21's
 oneDNN Conv3D (brg_conv_fwd:avx512_core) corrupts the heap on one intra-op thread, the thread a tf-cpu
-campaign gives each sandbox worker, and glibc aborts (bugs/0021). The sandbox reports SIGABRT with glibc's
+campaign gives each sandbox worker, and glibc aborts (bugs/kept/0021). The sandbox reports SIGABRT with glibc's
 message, and its next run starts a fresh worker."""
 import re
 import signal
@@ -17,7 +17,7 @@ from nnfuzz.gir import GraphIR  # noqa: E402
 from nnfuzz.materialize.portable import pack  # noqa: E402
 from nnfuzz.triage.bugstore import load_bug  # noqa: E402
 
-BUG = Path(__file__).resolve().parents[2] / "bugs" / "0021"
+BUG = Path(__file__).resolve().parents[2] / "bugs" / "kept" / "0021"
 GLIBC = re.compile(r"double free or corruption|free\(\): invalid|malloc\(\): |corrupted")
 
 

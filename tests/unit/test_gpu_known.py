@@ -39,7 +39,7 @@ def test_a_missing_cuda_kernel_is_unsupported(log, engine, op):
     ("ort-gpu-gelu-scalar.log", "ort"),             # a 0-d Gelu, valid ONNX, refused by the CUDA kernel
     ("inductor-gpu-triton-passmanager.log", "inductor"),  # Triton fails to compile inductor's kernel
     ("tvm-gpu-dlight-gemv-assert.log", "tvm"),  # dlight's GPU gemv rule asserts on a valid model
-    ("tvm-tile-shapeexpr.log", "tvm"),          # a statically known shape computed in the graph (as bugs/0007)
+    ("tvm-tile-shapeexpr.log", "tvm"),          # a statically known shape computed in the graph (as bugs/kept/0007)
 ])
 def test_a_crash_on_a_valid_model_stays_a_bug(log, engine):
     assert classify(engine, (CASES / log).read_text()) is None, log

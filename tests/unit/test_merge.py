@@ -8,7 +8,7 @@ from pathlib import Path
 from nnfuzz.cli import main
 from nnfuzz.triage.bugstore import load_bug
 
-KEPT = Path(__file__).parent.parent.parent / "bugs"
+KEPT = Path(__file__).parent.parent.parent / "bugs" / "kept"
 
 
 def _store(tmp_path, name, ids):
