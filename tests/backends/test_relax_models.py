@@ -254,3 +254,25 @@ def test_structurally_equal_runs_share_one_function():
     got = run_relax(gir, model.weights, model.oracle.input, seeds["chain"])
     for name in gir.outputs:
         assert_same(got[name], flat[name], f"chain of equal runs vs flat, {name}")
+
+
+@pytest.mark.slow
+def test_unsigned_shrink_lowers(contained):
+    contained(unsigned_shrink_lowers)
+
+
+def unsigned_shrink_lowers():
+    """Regression (issue 26, nnfuzz's own false alarm on tvm-cpu): the Relax lowering of a uint8 Shrink built
+    a uint8 constant of -lambd ("cannot make uint from negative value"). Unsigned x < -lambd never holds:
+    uint8 Shrink with lambd 1 and 2 compiles and agrees with the numpy reference and torch."""
+    lambds = set()
+    for gir, model in single_op_models(OP_REGISTRY["Shrink"], DType.uint8, seeds=range(12)):
+        (inst,) = gir.insts
+        if inst.op.lambd < 1 or inst.op.lambd in lambds:
+            continue
+        lambds.add(inst.op.lambd)
+        got = run_relax(gir, model.weights, model.oracle.input)
+        for name in gir.outputs:
+            assert_same(got[name], evaluate(gir, model.weights, model.oracle.input)[name], f"{inst.op!r}: vs numpy")
+            assert_same(got[name], model.oracle.output[name], f"{inst.op!r}: vs torch")
+    assert lambds == {1.0, 2.0}, f"uint8 Shrink drawn only with lambd {sorted(lambds)}"

@@ -28,5 +28,6 @@ def _shrink(op, g, x):
     # integer x: x > lambd is x > floor(lambd), x < -lambd is x < ceil(-lambd) (torch compares in float)
     hi, lo = (op.lambd, -op.lambd) if g.dtype(x).startswith("float") else (math.floor(op.lambd), math.ceil(-op.lambd))
     bias, zero = g.scalar(op.bias, x), g.scalar(0, x)
-    inner = R.where(R.less(x, g.scalar(lo, x)), R.add(x, bias), zero)
+    # unsigned x < -lambd (lambd >= 0) never holds, and -lambd has no constant of x's dtype (uint8 -1)
+    inner = zero if g.dtype(x).startswith("uint") else R.where(R.less(x, g.scalar(lo, x)), R.add(x, bias), zero)
     return R.where(R.greater(x, g.scalar(hi, x)), R.subtract(x, bias), inner)
