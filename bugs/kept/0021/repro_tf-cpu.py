@@ -1,6 +1,6 @@
 """Reproducer for tf-cpu 2.21.0: TensorFlow's oneDNN Conv3D (brg_conv_fwd:avx512_core) corrupts the heap
 when TF computes on one intra-op thread, on a CPU with AVX-512 (glibc then aborts: "double free or
-corruption (!prev)", exit by SIGABRT). Written from nnfuzz's bugs/0021 (found by its TF lowering tests).
+corruption (!prev)", exit by SIGABRT). Written from nnfuzz's bugs/kept/0021 (found by its TF lowering tests).
 Needs: tensorflow. Exits 0 and prints "not reproduced" where the fault is gone.
 """
 import tensorflow as tf
