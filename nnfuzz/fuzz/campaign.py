@@ -48,7 +48,7 @@ class CampaignConfig:
     backend_path: Optional[str] = None   # "module:Class" of the system under test, named without registering it
     producers: int = 0                   # processes generating models in parallel (0: in this process)
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
-    reduce: bool = False                 # shrink each bug with a new signature right after saving it
+    reduce: bool = True                  # shrink each bug with a new signature in the background after saving it
     reduce_s: float = 30.0               # time budget per reduction
     oracle: str = "reference"            # the test oracle by name (nnfuzz/oracles/: reference, optlevel, ...)
     rewrites: Tuple[str, ...] = ()       # oracle=metamorphic: the rewrite kinds to draw from (empty: probed)

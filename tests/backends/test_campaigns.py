@@ -35,7 +35,7 @@ def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=12):
     # other pytest worker, inductor's C++ compiles once took over 3x10 s and were saved as timeouts that
     # pass alone (timeout bugs are tested with a hanging fault backend, tests/fuzz/test_campaign.py)
     assert main(["fuzz", f"backend={backend}", f"time={time_s}s", f"fuzz.out={out}", "ui=plain",
-                 "fuzz.producers=0", "fuzz.test_timeout=60", *extra]) == 0
+                 "fuzz.producers=0", "fuzz.test_timeout=60", "fuzz.reduce=false", *extra]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0, s
     assert s["nnfuzz_errors"] == 0, f"nnfuzz raised during the campaign: {s}"

@@ -289,6 +289,7 @@ def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, by_pa
     kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, seed=seed))
     kw.setdefault("time_s", 60.0)
     kw.setdefault("probe", False)
+    kw.setdefault("reduce", False)  # the background reducer starts a sandbox process: not in the fast tier
     cc = CampaignConfig(backend=path if by_path else globals()[backend].name, backend_options=options or {},
                         backend_path=None if by_path else path, out=out, ui="plain", executor="inprocess", **kw)
     return run_campaign(cc), cc

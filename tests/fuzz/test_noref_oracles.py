@@ -27,7 +27,7 @@ def _campaign(tmp_path, backend_path, options=None, **kw):
     sys.path.insert(0, str(HERE))
     kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS))
     cc = CampaignConfig(backend="fault-cpu", backend_options=options or {}, backend_path=backend_path,
-                        out=tmp_path / "bugs", ui="plain", probe=False, time_s=60.0, **kw)
+                        out=tmp_path / "bugs", ui="plain", probe=False, time_s=60.0, **{"reduce": False, **kw})
     return run_campaign(cc), cc
 
 
@@ -118,7 +118,7 @@ def _smoke(backend, tmp_path, capsys, *args):
     pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}[backend])
     out = tmp_path / "bugs"
     assert main(["fuzz", f"backend={backend}", "time=60s", f"fuzz.max_tests={MAX_TESTS[backend]}",
-                 f"fuzz.out={out}", "ui=plain", "fuzz.producers=1", "mgen.max_nodes=6", *args]) == 0
+                 f"fuzz.out={out}", "ui=plain", "fuzz.producers=1", "mgen.max_nodes=6", "fuzz.reduce=false", *args]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] >= MIN_TESTS[backend] and s["nnfuzz_errors"] == 0, s
     return s, [load_bug(f) for f in _folders(out)]

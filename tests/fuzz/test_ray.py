@@ -34,7 +34,7 @@ def _fault(tmp_path, options, **kw):
     cc = CampaignConfig(backend="fault-cpu", backend_options=options, backend_path="fault_backend:FaultBackend",
                         policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=SAFE_OPS, seed=3),
                         out=tmp_path / "bugs", ui="plain", probe=False, time_s=90, max_tests=5, executor="ray",
-                        workers=1, producers=1, **kw)
+                        workers=1, producers=1, **{"reduce": False, **kw})
     return run_campaign(cc), cc.out
 
 
@@ -84,7 +84,7 @@ def test_an_ort_campaign_on_ray_tests_generated_models(tmp_path, local_ray):
     pytest.importorskip("onnxruntime")
     cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=GenPolicy(max_nodes=4, seed=9),
                         out=tmp_path / "bugs", ui="plain", probe=False, time_s=60, max_tests=10, executor="ray",
-                        workers="auto", producers=1)
+                        workers="auto", producers=1, reduce=False)
     counters = run_campaign(cc)
     assert counters.workers == 2 and counters.tests == 10 and counters.lost == 0, counters
     seeds = [r["seed"] for r in _log(cc.out) if r.get("verdict") in ("pass", "unsupported", "inconsistency", "crash")]

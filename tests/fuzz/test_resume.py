@@ -20,7 +20,7 @@ def _campaign(out: Path, seed, **kw):
     sys.path.insert(0, str(HERE))
     cc = CampaignConfig(backend="fault-cpu", backend_options={"always": "wrong"}, backend_path="fault_backend:FaultBackend",
                         policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=SAFE_OPS, seed=seed), out=out,
-                        ui="plain", probe=False, time_s=60, rerun=False, **kw)
+                        ui="plain", probe=False, time_s=60, rerun=False, **{"reduce": False, **kw})
     return run_campaign(cc)
 
 

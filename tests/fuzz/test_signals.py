@@ -114,7 +114,7 @@ def _fault_campaign(out: Path, seed, **kw):
     cc = CampaignConfig(backend="fault-cpu", backend_options={"always": "wrong"},
                         backend_path="fault_backend:FaultBackend", out=out, ui="plain", probe=False,
                         policy=GenPolicy(seed=seed, max_nodes=4, dtypes=["float32"], include=SAFE_OPS),
-                        time_s=60.0, max_tests=2, rerun=False, **kw)
+                        time_s=60.0, max_tests=2, rerun=False, **{"reduce": False, **kw})  # bugs as saved
     run_campaign(cc)
     metas = [load_bug(p).meta for p in sorted(out.iterdir()) if p.name.isdigit()]
     return _log(out)[0]["campaign"]["seed"], metas

@@ -29,7 +29,7 @@ def _fault(tmp_path, options, **kw):
     sys.path.insert(0, str(HERE))
     cc = CampaignConfig(backend="fault-cpu", backend_options=options, backend_path=FAULT,
                         policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=SAFE_OPS, seed=11),
-                        out=tmp_path / "bugs", ui="plain", probe=False, **kw)
+                        out=tmp_path / "bugs", ui="plain", probe=False, **{"reduce": False, **kw})
     return run_campaign(cc), cc.out
 
 
@@ -41,7 +41,8 @@ def _overlap(a: dict, b: dict) -> bool:
 def test_two_workers_on_ort_run_tests_at_the_same_time(tmp_path):
     pytest.importorskip("onnxruntime")
     cc = CampaignConfig(backend="ort-cpu", backend_options={}, out=tmp_path / "bugs", ui="plain", probe=False,
-                        policy=GenPolicy(max_nodes=4, seed=5), time_s=40, max_tests=40, producers=2, workers=2)
+                        policy=GenPolicy(max_nodes=4, seed=5), time_s=40, max_tests=40, producers=2, workers=2,
+                        reduce=False)
     counters = run_campaign(cc)
     assert counters.workers == 2 and counters.tests >= 10, counters
     tests = _tests(cc.out)

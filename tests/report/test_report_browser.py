@@ -56,7 +56,8 @@ def test_report_of_a_real_campaign_renders(browser, tmp_path, monkeypatch, capsy
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     store = copy_bugs(tmp_path / "bugs", ["0000", "0002", "0005"])
     # a test count, not a time: a loaded machine's 20 s campaign once logged one test, too few to draw a line
-    assert main(["fuzz", "backend=ort-cpu", "time=3m", "fuzz.max_tests=20", f"fuzz.out={store}", "ui=plain"]) == 0
+    assert main(["fuzz", "backend=ort-cpu", "time=3m", "fuzz.max_tests=20", f"fuzz.out={store}", "ui=plain",
+                 "fuzz.reduce=false"]) == 0
     out = tmp_path / "report.html"
     assert main(["report", str(store), "-o", str(out)]) == 0
     capsys.readouterr()

@@ -89,7 +89,7 @@ def test_a_campaign_with_producers_fuzzes_the_docs_pool2d(tmp_path):
     r = _nnfuzz(["fuzz", "ui=plain", "time=3m", "fuzz.max_tests=8", "fuzz.producers=2", "mgen.seed=1",
                  "mgen.include_modules=[my_pool]", "mgen.include=[Pool2d,Relu,Sin,Add]", "mgen.op_weights={Pool2d:4}",
                  "mgen.dtypes=[float32]",
-                 "fuzz.out=bugs"], tmp_path)
+                 "fuzz.out=bugs", "fuzz.reduce=false"], tmp_path)
     assert r.returncode == 0, r.stderr
     records = [json.loads(line) for line in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
     tested = [x for x in records if "verdict" in x]
