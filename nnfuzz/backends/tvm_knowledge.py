@@ -26,7 +26,12 @@ KNOWN = (
 )
 
 ERROR_OPS = (r"Error converting operator (\w+)",                         # its ONNX frontend
-             r"operators are not supported for frontend ONNX: (\w+)")
+             r"operators are not supported for frontend ONNX: (\w+)",
+             # LegalizeOps: the TOPI function that the failing Relax op legalizes to (Python frames of the
+             # traceback), e.g. "sign" for R.sign and "negative" for the R.negative of the frontend's Shrink,
+             # whose one check "cannot make uint from negative value" is otherwise the same
+             r"relax/transform/legalize_ops/\w+\.py\", line \d+, in [\s\S]*?"
+             r"tvm/topi/(?:\w+/)*\w+\.py\", line \d+, in (\w+)")
 ERROR_CHECKS = (r"Check failed: (?P<where>.*?)(?: is false)?:(?=\s)",)   # ``Check failed: (cond) is false:``
 
 
