@@ -16,7 +16,8 @@ from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.produce import Produced, produce
 from nnfuzz.fuzz.saving import confirm_and_save
 from nnfuzz.fuzz.sink import BugSink
-from nnfuzz.fuzz.status import Counters, JsonLog, Status
+from nnfuzz.fuzz.runlog import RunLog
+from nnfuzz.fuzz.status import Counters, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class Campaign:
                                    cfg.policy.guide_bugs)
         self.sink = BugSink(cfg, self.lock, self.counters, self.guide, self.clock, self.stop, self.note,
                             self.add_seconds, self.tolerances)
-        self.log = self.guide.log = JsonLog(cfg.out / cfg.log if cfg.log else None, self.counters.started)
+        self.log = self.guide.log = RunLog(cfg.out / cfg.log if cfg.log else None, self.counters.started)
         self.ctx: Optional[RunContext] = None  # made by ``run`` from lane 0's systems
         self.producers = None            # fuzz.producers.Producers started by run_campaign (else by run)
 
@@ -246,7 +247,7 @@ class Campaign:
             "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})
         if verdict.is_bug:
-            rec["bug"] = confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec)
+            rec.update(confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec))
         if worker is not None:
             rec["ended"] = round(c.elapsed, 3)
         with self.lock:  # counted and logged at once: campaign_end's count is the tests its log holds

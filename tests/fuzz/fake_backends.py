@@ -296,10 +296,14 @@ def fake_campaign(out, options=None, backend: str = "FakeBackend", seed=1, by_pa
 
 
 def records(out) -> list:
-    """The lines of ``out``'s campaign.jsonl."""
-    import json
+    """The records of ``out``'s campaign log (fuzz/runlog.py: its rotated parts, then campaign.jsonl);
+    raises on a line that is not whole."""
+    from nnfuzz.fuzz.runlog import read_log
 
-    return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    problems = []
+    log = list(read_log(out, problems))
+    assert not problems, problems
+    return log
 
 
 def folders(out) -> list:

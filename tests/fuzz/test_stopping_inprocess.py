@@ -19,7 +19,8 @@ def check_store(out) -> None:
     names = sorted(p.name for p in out.iterdir())
     numbered = [n for n in names if n.isdigit()]
     assert numbered == [f"{k:04d}" for k in range(len(numbered))]
-    assert [n for n in names if n not in numbered] == ["campaign.jsonl", STATE_FILE, "guide_state.json"], names
+    assert [n for n in names if n not in numbered] == ["campaign.jsonl", "campaign.minutes.jsonl", STATE_FILE,
+                                                              "guide_state.json"], names
     for name in numbered:
         assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
         assert isinstance(load_bug(out / name).meta.policy["seed"], int)

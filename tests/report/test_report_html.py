@@ -8,7 +8,7 @@ import pytest
 from report_stores import PWN, copy_bugs
 
 from nnfuzz.cli import main
-from nnfuzz.fuzz.status import JsonLog
+from nnfuzz.fuzz.runlog import RunLog
 from nnfuzz.report.store import Campaign
 from nnfuzz.report.timeline import timeline
 
@@ -85,7 +85,7 @@ def test_timeline_without_t_uses_busy_time():
 
 
 def test_campaign_log_lines_carry_t(tmp_path):
-    log = JsonLog(tmp_path / "c.jsonl", started=time.monotonic() - 5)
+    log = RunLog(tmp_path / "c.jsonl", started=time.monotonic() - 5)
     log.write({"verdict": "pass"})
     log.close()
     rec = json.loads((tmp_path / "c.jsonl").read_text())
