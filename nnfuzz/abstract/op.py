@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from nnfuzz.abstract import arith
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.abstract.opdef import ATTR_KINDS, OP_REGISTRY, read_signature, register, resolve_aliases, validate_class
@@ -59,6 +60,9 @@ class AbsOpBase:
     # input index -> the Domain (nnfuzz/abstract/domain.py) every element of that input must lie in; the
     # generator's range check and the value search's loss are both derived from it
     domains: ClassVar[Dict[int, "Domain"]] = {}
+    # how far a correct kernel may be from the exactly rounded result (nnfuzz/abstract/accuracy.py); an op
+    # that declares none is judged leniently, as if it could accumulate all of its largest input
+    accuracy: ClassVar[Accuracy] = Accuracy(16, 1.0, "largest")
 
     # ---- filled on class creation -----------------------------------------------------------
     name: ClassVar[str]

@@ -114,6 +114,10 @@ class Backend:
     # Its known limitations (backends/known.py's ``Known``: error pattern, op, dtype, why): a matching
     # error is UNSUPPORTED, never a bug (verdict.judge through known.classify, by ``engine``).
     known: ClassVar[Tuple[Known, ...]] = ()
+    # Its documented lower precision (triage/local_error.py): {dtype: why}. A node's inputs of these dtypes
+    # are taken as known only to within half an ulp (the system keeps wider intermediates and rounds
+    # only what it outputs), so a node at a rounding boundary may go either way.
+    precision_allowance: ClassVar[Dict[str, str]] = {}
     # Its error patterns (triage/rootcause.py): regexes whose group 1 is the op the system's error names,
     # most specific first; regexes of its innermost check, with optional groups ``where`` (the condition
     # or error class) and ``file`` (no other named groups); lines of its wrapping that are never the message; and, for an error

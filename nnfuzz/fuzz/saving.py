@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING
 
 import nnfuzz
-from nnfuzz.triage.judging import err_log, localize_meta, verdict_fields
+from nnfuzz.triage.judging import err_log, verdict_fields
 from nnfuzz.triage.meta import BugMeta
 from nnfuzz.verdict import Symptom
 
@@ -20,25 +20,36 @@ if TYPE_CHECKING:
 
 
 def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane, p: "Produced", t: "Tested",
-                     rec: dict) -> str:
-    """Re-run the test (unless disabled or out of time), save the bug, count it; the folder's path."""
-    flaky = False
-    if ctx.cfg.rerun and ctx.left() > 0 and t.verdict.label != "timeout":  # (a timeout was confirmed already)
-        again = oracle.test(ctx, lane, p, t.reference)
-        flaky = again.verdict is not None and again.verdict.label != t.verdict.label
-    meta = bug_meta(ctx, oracle, lane, p, t, rec, flaky)
+                     rec: dict) -> dict:
+    """Re-run the test (unless disabled, out of time, or the bug will only be counted: a known or
+    duplicate signature with its examples kept, fuzz.keep_per_signature), save the bug or count it; the
+    fields of the test's campaign.jsonl line: ``bug`` (the folder's path, when saved), ``signature`` and
+    ``bug_status`` (new | known | duplicate), ``known`` (what it is known as) and ``kept`` (saved |
+    replaced | counted)."""
+    meta = bug_meta(ctx, oracle, lane, p, t, rec, False)
     v = t.verdict
+    flaky = False
+    if ctx.cfg.rerun and ctx.left() > 0 and v.label != "timeout" and sink.decide(meta, err_log(v)).action != "count":
+        again = oracle.test(ctx, lane, p, t.reference)  # (a timeout was confirmed already)
+        flaky = again.verdict is not None and again.verdict.label != v.label
     # what the system was compared with: the other side's outputs when another system ran (None if it
     # never got to run, e.g. after a crash of the system under test), else the torch reference
     other_side = ctx.expected_info is not None and t.side == "actual"
     reference = {**t.reference.to_dict(), "output": t.expected_outputs if other_side else t.reference.output}
-    path, meta = sink.save(meta, err_log(v), v, flaky, oracle.reducible(p), model_bytes=p.payload(meta.format),
-                           gir_text=p.gir_text, oracle=reference, tf_model=_tf_writer(ctx, p, t.side),
-                           rewrite_bytes=p.rewrite_bytes)
+    path, meta, d = sink.save(meta.replace(flaky=flaky), err_log(v), v, flaky, oracle.reducible(p),
+                              model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=reference,
+                              tf_model=_tf_writer(ctx, p, t.side), rewrite_bytes=p.rewrite_bytes)
+    fields = {"signature": d.signature, "bug_status": d.status,
+              "kept": {"save": "saved", "replace": "replaced", "count": "counted"}[d.action],
+              **({"known": d.known} if d.known else {}), **({"bug": str(path)} if path is not None else {})}
+    if path is None:
+        return fields
     dup_note = f" (duplicate of {meta.duplicate_of})" if meta.duplicate_of else ""
+    known = f" (known: {d.known})" if d.known else ""
+    how = "bug saved" if d.action == "save" else "bug saved over a larger example"
     flag = " (flaky)" if flaky else ""
-    ctx.note(f"bug saved: {path}{dup_note}  {v.label}@{v.stage.value}{flag}: {v.summary[:160]}")
-    return str(path)
+    ctx.note(f"{how}: {path}{dup_note}{known}  {v.label}@{v.stage.value}{flag}: {v.summary[:160]}")
+    return fields
 
 
 def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Tested", rec: dict, flaky: bool) -> BugMeta:
@@ -53,7 +64,8 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
         search=p.search, format=(lane.expected_sandbox if theirs else lane.sandbox).format_for(p),
         **oracle.meta_fields(ctx, p, t), **verdict_fields(t.verdict, t.expected_result if theirs else t.result), **migration_fields(p, rec))
     if t.verdict.symptom is Symptom.inconsistency and oracle.localizes(p):
-        meta = meta.replace(float64_twin=t.twin, **_localize(ctx, lane.sandbox, p))
+        loc = t.localization.to_meta() if t.localization is not None else _localize(ctx, lane.sandbox, p, t)
+        meta = meta.replace(float64_twin=t.twin, **loc)
     return meta
 
 
@@ -64,10 +76,11 @@ def migration_fields(p: "Produced", rec: dict) -> dict:
     return {"migration": rec["migration"], "opset": rec.get("opset") or 17}
 
 
-def _localize(ctx: "RunContext", sandbox, p: "Produced") -> dict:
-    """meta.json's first_divergent_node and blame for an inconsistency (within the time bound). A migrated
-    single-operator test diverges at its one node; a multi-node one is not localized (no graph)."""
-    from nnfuzz.gir import GraphIR
+def _localize(ctx: "RunContext", sandbox, p: "Produced", t: "Tested") -> dict:
+    """meta.json's first_divergent_node, blame and root_cause for an inconsistency the oracle did not
+    localize (within the time bound). A migrated single-operator test diverges at its one node; a
+    multi-node one is not localized (no graph)."""
+    from nnfuzz.fuzz import local
 
     if p.gir_text is None:
         ops = p.rec.get("ops") or []
@@ -75,15 +88,8 @@ def _localize(ctx: "RunContext", sandbox, p: "Produced") -> dict:
             return {"first_divergent_node": {"index": 0, "op": ops[0], "var": None, "dtype": None},
                     "localization_note": "a migrated single-operator test"}
         return {"localization_note": "a migrated test has no graph to localize in"}
-
-    def run(model, inputs):
-        if ctx.left() <= 0:
-            return None
-        r = sandbox.run_model(model, inputs, timeout=ctx.run_timeout(), fmt=sandbox.format_for(p))
-        return r.outputs if r.status == "ok" else None
-
     t0 = time.perf_counter()
-    loc = localize_meta(GraphIR.loads(p.gir_text), p.weights, p.reference.input, run, ctx.tolerances, p.export)
+    loc = local.localize(ctx, sandbox, p, t.result.outputs if t.result is not None else None).to_meta()
     ctx.add_seconds("triage", time.perf_counter() - t0)
     return loc
 

@@ -23,8 +23,18 @@ class Counters:
     bugs_saved: int = 0
     unique_bugs: int = 0       # distinct signatures in the bug store (triage/dedup.py), earlier campaigns included
     new_unique: int = 0        # bugs of this campaign whose signature was new
+    # known bugs (triage/known.py) apart from the rest: distinct signatures met, bugs found, folders saved
+    new_root_causes: int = 0   # signatures met that are not known (new, or saved by an earlier campaign here)
+    new_hits: int = 0
+    new_folders: int = 0
+    known_root_causes: int = 0  # signatures met that are known (a kept folder's, a known-bugs file entry's)
+    known_hits: int = 0
+    known_folders: int = 0
+    counted: int = 0           # bugs counted, not saved: their signature had fuzz.keep_per_signature examples
+    replaced: int = 0          # bugs saved over a larger example of their signature
     flaky: int = 0
     slow: int = 0              # timeouts that ran to the end given SLOW_PATIENCE x the time: not hangs, not bugs
+    noise: int = 0             # disagreements in which every node is within its accuracy budget: not bugs
     reduced: int = 0           # bugs the background reducer shrank (fuzz.reduce)
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     undefined_values: int = 0  # models whose values break an op's domain (an integer division by zero): not run
@@ -95,7 +105,7 @@ class Status:
         c = self.c
         v = " ".join(f"{k}={c.verdicts.get(k, 0)}" for k in VERDICTS)
         return (f"[{self.title}] {c.elapsed:6.0f}s elapsed, {max(0, self.deadline - time.monotonic()):6.0f}s left | "
-                f"tests {c.tests} ({c.rate():.1f}/s) | {v} | bugs saved {c.bugs_saved} ({c.new_unique} new unique)"
+                f"tests {c.tests} ({c.rate():.1f}/s) | {v} | {bugs_line(c)}"
                 + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else "")
                 + (f" | {len(self.lanes)} workers" if len(self.lanes) > 1 else "")
                 + (f" | lost {c.lost}" if c.lost else ""))
@@ -117,8 +127,8 @@ class Status:
         t.add_row("time", f"{_hms(c.elapsed)} elapsed, {_hms(left)} left")
         t.add_row("tests", f"{c.tests}  ({c.rate():.2f}/s)")
         t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
-        t.add_row("bugs saved", f"{c.bugs_saved}, {c.new_unique} with a new signature"
-                  + (f" ({c.flaky} flaky)" if c.flaky else "") + f"; {c.unique_bugs} distinct in the store")
+        t.add_row("bugs", bugs_line(c) + (f" ({c.flaky} flaky)" if c.flaky else "")
+                  + f"; {c.unique_bugs} distinct in the store")
         if c.gen_failed or c.nnfuzz_errors or c.undefined_values:
             t.add_row("skipped", f"no graph {c.gen_failed}, undefined values {c.undefined_values}, "
                                  f"nnfuzz errors {c.nnfuzz_errors}")
@@ -136,6 +146,15 @@ class Status:
         if c.last_error:
             t.add_row("last error", c.last_error[:120])
         return Panel(t, title=self.title)
+
+
+def bugs_line(c: Counters) -> str:
+    """New and known root causes apart: "bugs: 2 new root causes (3 folders), 5 known (1234 hits, 6 folders)"."""
+    line = (f"bugs: {c.new_root_causes} new root cause{'' if c.new_root_causes == 1 else 's'} ({c.new_folders} "
+            f"folder{'' if c.new_folders == 1 else 's'}"
+            + (f", {c.new_hits} hits" if c.new_hits != c.new_folders else "") + f"), {c.known_root_causes} known "
+            f"({c.known_hits} hit{'' if c.known_hits == 1 else 's'}, {c.known_folders} folder{'' if c.known_folders == 1 else 's'})")
+    return line + (f", {c.replaced} smaller examples saved over larger ones" if c.replaced else "")
 
 
 def _hms(s: float) -> str:

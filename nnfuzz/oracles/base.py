@@ -38,6 +38,7 @@ class Tested:
     failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite")
     invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
     expected_result: object = None           # the expected side's RunResult, when another system ran
+    localization: object = None              # triage/localize.py Localization, when the test localized its verdict
 
 
 @dataclasses.dataclass(frozen=True)

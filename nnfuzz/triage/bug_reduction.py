@@ -83,7 +83,9 @@ class Checker:
     def signature(self, c):
         from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.materialize.model import build_model
-        from nnfuzz.triage.judging import bug_signature, judge_run, localize_meta, model_twins, replay_meta
+        from nnfuzz.triage.judging import bug_signature, judge_run, localization, model_twins, replay_meta, settle_locally
+        from nnfuzz.triage.localize import local_check
+        from nnfuzz.triage.repro import widened_of
 
         try:
             model = build_model(c.gir, 0, export=self.export, values=(c.weights, c.inputs))
@@ -95,16 +97,20 @@ class Checker:
         res = self.sandbox.run_model(model, c.inputs, fmt=self.meta.format)  # as the bug was sent
         judged = judge_run(res, model.oracle.output, self.sandbox.backend_info.engine, self.tol, model.oracle,
                            twins=lambda: model_twins(model))
-        self.last, self.model, self.verdict = judged.verdict.label, model, judged.verdict
-        if not judged.verdict.is_bug:
-            return None
 
         def run(m, inputs):
             r = self.sandbox.run_model(m, inputs, fmt=self.meta.format)
             return r.outputs if r.status == "ok" else None
 
-        self.bug_meta = replay_meta(self.meta, judged, res,
-                                    lambda: localize_meta(c.gir, c.weights, c.inputs, run, self.tol, self.export))
+        widened = widened_of(self.sandbox.backend_info.name)
+        judged, loc = settle_locally(  # each node's own error, as the campaign judged it
+            judged, res.outputs, model.oracle.output,
+            lambda: localization(c.gir, c.weights, c.inputs, run, self.tol, self.export, res.outputs, widened),
+            lambda: local_check(c.gir, c.weights, c.inputs, run, self.tol, self.export, res.outputs, widened))
+        self.last, self.model, self.verdict = judged.verdict.label, model, judged.verdict
+        if not judged.verdict.is_bug:
+            return None
+        self.bug_meta = replay_meta(self.meta, judged, res, (lambda: loc.to_meta()) if loc is not None else None)
         return bug_signature(self.bug_meta, judged.verdict)
 
 

@@ -5,10 +5,12 @@ Signatures:
   check with the first line of message after it (triage/rootcause.py), with numbers, hex addresses,
   paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
   frames of a native backtrace;
-- inconsistency: system | inconsistency | the op at the first divergent node | the nature of the
-  divergence (shape, dtype, missing output, non-finite pattern, values): not the dtype, so one bug seen
-  in several dtypes is one signature (``unlocalized`` with the normalized summary when localization
-  found no node). A metamorphic disagreement (meta.json ``rewrite``) names the rewrite kinds instead
+- inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
+  whose own error passes its accuracy budget, triage/local_error.py) | its dtype | the kind of error
+  (shape, dtype, missing, non-finite, values, precision). One fault gives one signature however its
+  error grows downstream. Folders without a root cause (saved before it existed, or localized by first
+  divergence alone): the op at the first divergent node | the nature of the divergence; ``unlocalized``
+  with the normalized summary when localization found no node. A metamorphic disagreement (meta.json ``rewrite``) names the rewrite kinds instead
   of a node: ``rewrite <kinds>``; an invalid model whose outputs contradict their declared types
   (``invalid``): ``invalid <rule> <op>``.
 
@@ -23,9 +25,10 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 5  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 6  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
-# 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x"
+# 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
+# 6: an inconsistency's root cause by each node's own error (op | dtype | kind)
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -67,6 +70,9 @@ def signature(meta, err_log: str = "") -> str:
         term = oracle_signature_term(meta)  # the oracle's own fields place it (a rewrite, an invalid rule)
         if term is not None:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
+        root = meta.root_cause
+        if root and root.get("method") == "local-error":
+            return f"{system} | inconsistency | {root.get('op')} | {root.get('dtype')} | {root.get('kind')}"
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
@@ -98,6 +104,8 @@ def divergence(meta) -> str:
 
 
 def representative_op(meta) -> str:
+    if meta.root_cause and meta.root_cause.get("op"):
+        return str(meta.root_cause["op"])
     node = meta.first_divergent_node
     if node:
         return str(node.get("op", "?")).split("(")[0]

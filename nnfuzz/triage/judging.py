@@ -2,7 +2,9 @@
 
     judge the run (nnfuzz/verdict.py; a metamorphic pair by judge_rewrite, an invalid model by judge_invalid)
     -> on a disagreement, the float64 twins decide whether it is only noise (judged again with them)
-    -> an inconsistency is localized (triage/localize.py)
+    -> an inconsistency is localized (triage/localize.py) by each node's own error: none beyond its
+       budget is noise; a pass further from the reference than rounding explains is checked the same way,
+       and a node beyond its budget there is an inconsistency at its source (``settle_locally``)
     -> the bug's signature (triage/dedup.py) from its BugMeta and error text.
 
 Each step returns its result; nothing is written into its inputs.
@@ -10,7 +12,7 @@ Each step returns its result; nothing is written into its inputs.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 from nnfuzz.errors import InternalError, NNFuzzError
 from nnfuzz.verdict import Symptom, Verdict, judge
@@ -58,19 +60,71 @@ def model_twins(model) -> Tuple[object, str]:
     return model.oracle, model.twin_note or ""
 
 
-def localize_meta(gir, weights, inputs, run, tolerances, export) -> dict:
-    """BugMeta's localization fields for an inconsistency. A localization that cannot be done (the
-    graph with every value exposed does not export, say) is recorded as blame "localization-failed"
-    with the error; an InternalError (a bug in nnfuzz) propagates."""
-    from nnfuzz.triage.localize import localize
+def localization(gir, weights, inputs, run, tolerances, export, original=None, widened=()):
+    """An inconsistency's Localization (triage/localize.py). One that cannot be done (the graph with every
+    value exposed does not export, say) is recorded as blame "localization-failed" with the error; an
+    InternalError (a bug in nnfuzz) propagates."""
+    from nnfuzz.triage.localize import Localization, localize
 
     try:
-        return localize(gir, weights, inputs, run, tolerances, export).to_meta()
+        return localize(gir, weights, inputs, run, tolerances, export, original, widened)
     except InternalError:
         raise
     except NNFuzzError as e:
-        return {"first_divergent_node": None, "blame": "localization-failed",
-                "localization_note": f"localization failed: {type(e).__name__}: {e}"}
+        return Localization(None, "localization-failed", f"localization failed: {type(e).__name__}: {e}")
+
+
+# How close each float output must stay to the reference for its nodes' own errors to go unchecked: a
+# float64 kernel computed in float32 is 1e-8 to 1e-6 off, inside the float64 tolerance (rtol 1e-6), and a
+# float32 one computed in float16 about 5e-4 off, inside rtol 1e-3. Past these, the graph is run with its
+# values exposed and a node beyond its accuracy budget is an inconsistency at its source.
+SUSPICION: Dict[str, Tuple[float, float]] = {"float64": (1e-11, 1e-13), "float32": (1e-4, 1e-6)}
+
+
+def suspicious(expected: Optional[Mapping], actual: Optional[Mapping]) -> bool:
+    """Whether a passing run's float outputs are further from ``expected`` than rounding explains."""
+    import numpy as np
+
+    for name, want in (expected or {}).items():
+        got = (actual or {}).get(name)
+        want = np.asarray(want)
+        if got is None or str(want.dtype) not in SUSPICION or np.shape(got) != want.shape:
+            continue
+        rtol, atol = SUSPICION[str(want.dtype)]
+        with np.errstate(all="ignore"):
+            if not np.allclose(np.asarray(got, np.float64), want.astype(np.float64), rtol, atol, equal_nan=True):
+                return True
+    return False
+
+
+def settle_locally(judged: Judged, actual, expected, localize: Callable[[], object],
+                   check: Callable[[], object]) -> Tuple[Judged, Optional[object]]:
+    """(the verdict as each node's own error settles it, the Localization or None). An inconsistency is
+    localized (``localize()``): when every node is within its accuracy budget it is rounding noise grown
+    downstream, a pass. A pass whose outputs are ``suspicious`` is checked node by node (``check()``, a
+    LocalCheck): a node beyond its budget is an inconsistency at its source."""
+    from nnfuzz.triage.localize import Localization
+    from nnfuzz.verdict import Outcome, Stage
+
+    v = judged.verdict
+    if v.symptom is Symptom.inconsistency:
+        loc = localize()
+        if loc.noise:
+            return dataclasses.replace(judged, verdict=Verdict(Outcome.PASS, summary=f"noise: {loc.note}",
+                                                               errors=v.errors)), loc
+        return judged, loc
+    if v.outcome is not Outcome.PASS or not suspicious(expected, actual):
+        return judged, None
+    local = check().local
+    root = local.root if local is not None else None
+    if root is None:
+        return judged, None
+    summary = (f"{root.var}: {root.op} ({root.dtype}) is off on its own inputs by {root.ulps:.3g} ulps, its budget "
+               f"{root.budget:g} ({root.kind}); the outputs stay within tolerance")
+    bug = Verdict.bug(Symptom.inconsistency, Stage.verify, summary, f"{summary}\n{root.note}", v.errors)
+    loc = Localization(None, "system-under-test", root.note, root_cause=root.to_meta())
+    return dataclasses.replace(judged, verdict=bug, twin={"available": judged.reference.output_f64 is not None,
+                                                          "note": ""}), loc
 
 
 def err_log(verdict: Verdict) -> str:

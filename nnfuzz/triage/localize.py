@@ -1,29 +1,32 @@
 """Localization and blame for an inconsistency.
 
-The graph is rebuilt with every intermediate value as an output and run on the system under test;
-torch gives the reference framework's intermediates and the numpy reference (nnfuzz/reference) a
-third opinion. The first node whose output differs between the system and torch is the
-*first divergent node*. At that node the numpy reference decides who is wrong:
+The graph is rebuilt with every intermediate value as an output and run on the system under test.
 
-- it agrees with torch and not with the system -> ``system-under-test``;
-- it agrees with the system and not with torch  -> ``reference-framework``;
-- it is within tolerance of both, or of neither -> ``undecided``;
-- the numpy reference failed on the graph (an op without an eval, an eval that raised)
-  -> ``numpy-eval-failed``, with the error in ``localization_note`` (a fault of nnfuzz's reference,
-  recorded rather than hidden; an InternalError propagates).
-
-Exposing every intermediate can change what a compiler does (fusion across the cut is no longer
-possible); when the exposed model shows no divergence, the node is unknown and blame ``undecided``.
+- The **root cause** is the first node whose own error, judged on the system's own inputs to it, passes
+  its op's accuracy budget (nnfuzz/triage/local_error.py): meta.json's ``root_cause`` (method
+  "local-error"). When every node is within its budget, the disagreement is rounding noise grown
+  downstream (``Localization.noise``), not a bug.
+- Exposing every value can change what a compiler computes (fusion across the cut is no longer
+  possible): when the exposed run's outputs no longer show what the test's run showed, the root cause
+  falls back to the *first divergent node* below (method "first-divergence").
+- The first divergent node: the first node whose output differs between the system and torch (the
+  reference framework). At that node the numpy reference (nnfuzz/reference) decides who is wrong:
+  it agrees with torch and not with the system -> ``system-under-test``; with the system and not with
+  torch -> ``reference-framework``; within tolerance of both, or of neither -> ``undecided``; the numpy
+  reference failed on the graph -> ``numpy-eval-failed``, with the error in ``localization_note`` (an
+  InternalError propagates).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Mapping, Optional
+from typing import Callable, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
 from nnfuzz.errors import InternalError
 from nnfuzz.gir import GraphIR
+from nnfuzz.triage.local_error import LocalErrors, scan
+from nnfuzz.verdict import DEFAULT_TOLERANCES, compare
 
 
 @dataclasses.dataclass
@@ -31,10 +34,12 @@ class Localization:
     first_divergent_node: Optional[dict]   # {"index", "op", "var", "dtype"} or None
     blame: str
     note: str = ""
+    root_cause: Optional[dict] = None      # BugMeta.root_cause
+    noise: bool = False                    # every node within its budget: no bug
 
     def to_meta(self) -> dict:
         return {"first_divergent_node": self.first_divergent_node, "blame": self.blame,
-                "localization_note": self.note}
+                "localization_note": self.note, "root_cause": self.root_cause}
 
 
 def expose_all(gir: GraphIR) -> GraphIR:
@@ -45,23 +50,77 @@ def expose_all(gir: GraphIR) -> GraphIR:
 
 def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
              run: Callable[[object, Dict[str, np.ndarray]], Optional[Dict[str, np.ndarray]]],
-             tolerances: Optional[Mapping[str, tuple]] = None, export=True) -> Localization:
+             tolerances: Optional[Mapping[str, tuple]] = None, export=True,
+             original: Optional[Mapping[str, np.ndarray]] = None, widened: Sequence[str] = ()) -> Localization:
     """``run(model, inputs)`` runs a Model (materialize.model) on the system under test and returns its
     outputs by name (None if it failed). ``export``: the ExportSpec the bug's model was written with
-    (every node keeps its spellings when all values are exposed)."""
-    from nnfuzz.materialize.model import add_twins, build_model
-    from nnfuzz.verdict import DEFAULT_TOLERANCES, compare
-    from nnfuzz.reference import evaluate
+    (every node keeps its spellings when all values are exposed). ``original``: the system's outputs in
+    the test being localized (None: taken as shown again); ``widened``: the system's precision
+    allowance (nnfuzz/triage/local_error.py)."""
+    from nnfuzz.materialize.model import add_twins
 
     tol = dict(tolerances or DEFAULT_TOLERANCES)
-    full = expose_all(gir)
-    model = build_model(full, 0, export=export, values=(dict(weights), dict(inputs)))
-    ref = model.oracle.output
-    if ref is None:
-        return Localization(None, "undecided", "the reference is undefined (NaN/Inf)")
+    check = local_check(gir, weights, inputs, run, tol, export, original, widened)
+    if check.got is None:
+        return Localization(None, "undecided", check.note)
+    first = _first_divergence(gir, weights, inputs, check, tol, add_twins)
+    if check.local is not None and check.local.root is not None:  # its own error proves the system wrong there
+        root = check.local.root
+        return dataclasses.replace(first, root_cause=root.to_meta(), blame="system-under-test",
+                                   note=f"{root.op} ({root.dtype}) is off on its own inputs: {root.kind}, {root.note}")
+    if check.noise and first.blame != "reference-framework":  # (torch alone wrong is a finding of its own)
+        return dataclasses.replace(first, noise=True, note="every node is within its accuracy budget on the "
+                                                            "system's own inputs: rounding noise grown downstream")
+    node = first.first_divergent_node
+    fallback = None if node is None else {**{k: node[k] for k in ("op", "dtype", "index", "var")},
+                                          "op": str(node["op"]).split("(")[0], "kind": None,
+                                          "method": "first-divergence", "note": check.note}
+    return dataclasses.replace(first, root_cause=fallback, note=f"{first.note}; {check.note}".strip("; "))
+
+
+@dataclasses.dataclass
+class LocalCheck:
+    """The exposed run and its nodes judged one by one (``local``: None when not judged, see ``note``)."""
+
+    model: object = None
+    got: Optional[Dict[str, np.ndarray]] = None
+    local: Optional[LocalErrors] = None
+    note: str = ""
+
+    @property
+    def noise(self) -> bool:
+        """Shown again, every node judged and within its budget: rounding noise grown downstream."""
+        return self.local is not None and self.local.root is None and not self.local.skipped
+
+
+def local_check(gir: GraphIR, weights, inputs, run, tolerances, export=True, original=None,
+                widened: Sequence[str] = ()) -> LocalCheck:
+    """Run the graph with every value exposed and judge each node on the system's own inputs."""
+    from nnfuzz.materialize.model import build_model
+
+    model = build_model(expose_all(gir), 0, export=export, values=(dict(weights), dict(inputs)))
+    if model.oracle.output is None:
+        return LocalCheck(model, None, None, "the reference is undefined (NaN/Inf)")
     got = run(model, dict(inputs))
     if got is None:
-        return Localization(None, "undecided", "the system could not run the model with every value exposed")
+        return LocalCheck(model, None, None, "the system could not run the model with every value exposed")
+    if original is not None:
+        same = compare({k: np.asarray(v) for k, v in original.items()}, {k: got[k] for k in original if k in got},
+                       tolerances)
+        if same.is_bug:
+            return LocalCheck(model, got, None, "exposing every value changed what the system computes "
+                                                f"({same.summary}): the first divergent node stands in")
+    local = scan(gir, weights, inputs, got, widened)
+    note = "; ".join(f"{v}: not judged ({why})" for v, why in list(local.skipped.items())[:3])
+    return LocalCheck(model, got, local, note)
+
+
+def _first_divergence(gir, weights, inputs, check: LocalCheck, tol, add_twins) -> Localization:
+    """The first node whose exposed output differs from torch's, and the numpy reference's blame there."""
+    from nnfuzz.reference import evaluate
+
+    model, got = check.model, check.got
+    ref = model.oracle.output
     add_twins(model)
     o = model.oracle
     try:

@@ -47,24 +47,28 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     is compared)."""
     from nnfuzz.materialize.model import ReferenceData
     from nnfuzz.triage.bugstore import bug_payload
-    from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta
+    from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta, settle_locally
 
     info = sandbox.backend_info
     res = sandbox.run(bug_payload(bug, replay_format(bug, info)), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
+    loc = None
     if bug.meta.rewrite is not None or bug.meta.invalid is not None:
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
     else:
         judged = judge_run(res, ref.output, info.engine, tolerances, ref)
+        local = _local(bug, sandbox, tolerances, res.outputs)
+        if local is not None:  # each node's own error: noise, a root cause, a precision fault at its source
+            judged, loc = settle_locally(judged, res.outputs, ref.output, *local)
     v, want = judged.verdict, recorded_signature(bug)
     if not v.is_bug:
         return Replay(NOT_REPRODUCED, v, want, None, info.version)
-    # a folder saved without a divergent node (its localization was cut by the campaign's time bound, or
-    # failed) is compared on the same footing: the replay keeps that record instead of localizing anew
-    localized = bug.meta.first_divergent_node is not None and bug.meta.rewrite is None
+    # a folder saved without a divergent node or root cause (its localization was cut by the campaign's
+    # time bound, or failed) is compared on the same footing: the replay keeps that record
+    localized = (bug.meta.first_divergent_node is not None or bug.meta.root_cause is not None) and bug.meta.rewrite is None
     now = replay_meta(bug.meta.replace(system=info.name), judged, res,
-                      _localizer(bug, sandbox, tolerances) if localized else None)
+                      (lambda: loc.to_meta()) if localized and loc is not None else None)
     sig = bug_signature(now, v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
     return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version)
@@ -92,13 +96,15 @@ def replay_format(bug, info) -> str:
     return bug.format if bug.format in info.formats else info.format
 
 
-def _localizer(bug, sandbox, tolerances):
-    """The localization of the replayed inconsistency (None when the folder has no gir.json)."""
+def _local(bug, sandbox, tolerances, original):
+    """(localize, check) callables for ``settle_locally`` on the replayed run (None when the folder has
+    no gir.json or weights to rebuild the graph from)."""
     if bug.gir_text is None:
         return None
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import bug_weights
-    from nnfuzz.triage.judging import localize_meta
+    from nnfuzz.triage.judging import localization
+    from nnfuzz.triage.localize import local_check
 
     weights = bug_weights(bug)
     if weights is None:
@@ -108,5 +114,19 @@ def _localizer(bug, sandbox, tolerances):
         r = sandbox.run_model(model, inputs, fmt=replay_format(bug, sandbox.backend_info))
         return r.outputs if r.status == "ok" else None
 
-    return lambda: localize_meta(GraphIR.loads(bug.gir_text), weights, dict(bug.oracle["input"]), run, tolerances,
-                                 bug.meta.export_spec())
+    gir, inputs, export = GraphIR.loads(bug.gir_text), dict(bug.oracle["input"]), bug.meta.export_spec()
+    widened = widened_of(sandbox.backend_info.name)
+    return (lambda: localization(gir, weights, inputs, run, tolerances, export, original, widened),
+            lambda: local_check(gir, weights, inputs, run, tolerances, export, original, widened))
+
+
+def widened_of(system: str) -> tuple:
+    """The dtypes ``system`` documents computing in wider precision (Backend.precision_allowance); none
+    for a system this nnfuzz cannot name (a folder from a plug-in backend that is not installed)."""
+    from nnfuzz.backends.registry import backend_class
+    from nnfuzz.errors import ConfigError
+
+    try:
+        return tuple(backend_class(system).precision_allowance)
+    except (ConfigError, ImportError):
+        return ()

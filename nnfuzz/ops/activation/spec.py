@@ -12,6 +12,7 @@ Float attributes are exact in float32 (ONNX stores them as float32). Shrink's bi
 so that its integer variants compute x +- bias exactly on every side (ONNX computes it in float and
 converts back).
 """
+from nnfuzz.abstract.accuracy import Accuracy, EXACT, ROUNDED
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_INTS, DType
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
@@ -26,6 +27,7 @@ def _same(dtypes):
 
 class Activation(AbsOpBase, abstract=True):
     """y = f(x), y has x's shape and dtype."""
+    accuracy = ROUNDED
     family = "activation"
     in_dtypes = _same(DTYPE_FLOATS)
     out_dtypes = _same(DTYPE_FLOATS)
@@ -56,6 +58,7 @@ class PRelu(Activation):
 
 class HardSigmoidAlphaBeta(Activation):
     """ONNX takes bfloat16 from opset 22."""
+    accuracy = Accuracy(2)
     name = "HardSigmoidAlphaBeta"
     attr_choices = {"alpha": (0.125, 0.25, 0.5, 1.0), "beta": (0.0, 0.25, 0.5)}
 
@@ -66,6 +69,7 @@ class HardSigmoidAlphaBeta(Activation):
 
 class ThresholdedRelu(Activation):
     """ONNX takes bfloat16 from opset 22."""
+    accuracy = EXACT
     attr_choices = {"alpha": (0.0, 0.25, 1.0, 2.0)}
 
     def __init__(self, *, alpha):

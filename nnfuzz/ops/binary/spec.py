@@ -4,6 +4,7 @@ Broadcasting follows numpy: shapes are aligned from the right; in each aligned p
 equal or one of them is 1, and the output takes the other one. Missing leading dims count as 1.
 Both inputs share one dtype; ranks may differ.
 """
+from nnfuzz.abstract.accuracy import Accuracy, EXACT, ROUNDED
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
@@ -43,6 +44,7 @@ def _rows(dtypes, out=None):
 
 class BinaryOp(AbsOpBase, abstract=True):
     """z = f(x, y) with broadcasting; z's dtype comes from the row."""
+    accuracy = ROUNDED
     family = "binary"
 
     inp_ranks = [RANK_ALL, RANK_ALL]
@@ -81,62 +83,75 @@ class Pow(BinaryOp):
     """x ** y, floats only: integer powers with negative exponents (and their overflow) are defined
     differently by torch and ONNX runtimes, so they would only produce false alarms.
     """
+    accuracy = Accuracy(8)
     domains = {0: POSITIVE}  # a negative base with a fractional exponent is NaN, 0 ** negative inf
     in_dtypes, out_dtypes = _rows(DTYPE_FLOATS)
 
 
 class Fmod(BinaryOp):
     """C fmod (sign of x). Floats only for the same reason as Div."""
+    accuracy = Accuracy(300)  # a kernel computing x - trunc(x / y) * y loses the digits of x below the result
     domains = {1: NONZERO}
     in_dtypes, out_dtypes = _rows(DTYPE_FLOATS)
 
 
 class Max(BinaryOp):
     """Element-wise maximum."""
+    accuracy = EXACT
 
 
 class Min(BinaryOp):
     """Element-wise minimum."""
+    accuracy = EXACT
 
 
 # ---- comparison (output bool) --------------------------------------------------------------------
 
 class Equal(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows(DTYPE_ALL, DType.bool)
 
 
 class Greater(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows(DTYPE_NUMERIC, DType.bool)
 
 
 class Less(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows(DTYPE_NUMERIC, DType.bool)
 
 
 class GreaterEqual(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows(DTYPE_NUMERIC, DType.bool)
 
 
 class LessEqual(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows(DTYPE_NUMERIC, DType.bool)
 
 
 # ---- logic (bool) --------------------------------------------------------------------------------
 
 class And(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows((DType.bool,))
 
 
 class Or(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows((DType.bool,))
 
 
 class Xor(BinaryOp):
+    accuracy = EXACT
     in_dtypes, out_dtypes = _rows((DType.bool,))
 
 
 class Not(AbsOpBase):
     """Logical negation of a bool tensor (unary)."""
+    accuracy = EXACT
     family = "binary"
 
     in_dtypes = [(DType.bool,)]

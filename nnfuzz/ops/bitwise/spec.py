@@ -5,6 +5,7 @@ leaves undefined is kept out of every test by the ops' domains (and the value se
 check): a shift by a negative amount or by the dtype's width or more, a zero divisor, an int
 minimum divided by -1 (the quotient overflows, and x86 traps on it), an overflowing power.
 """
+from nnfuzz.abstract.accuracy import EXACT
 from nnfuzz.abstract.domain import NONZERO, Domain
 from nnfuzz.abstract.dtype import DTYPE_INTS, DType
 from nnfuzz.abstract.op import AbsOpBase
@@ -18,6 +19,7 @@ def _pairs(dtypes):
 
 class IntBinaryOp(BinaryOp, abstract=True):
     """z = f(x, y) on two integer tensors of one dtype, with broadcasting."""
+    accuracy = EXACT
     family = "bitwise"
     in_dtypes, out_dtypes = _pairs(DTYPE_INTS)
 
@@ -38,6 +40,7 @@ class BitwiseXor(IntBinaryOp):
 
 class BitwiseNot(AbsOpBase):
     """~x: every bit flipped (-x - 1 for signed ints, 255 - x for uint8)."""
+    accuracy = EXACT
     family = "bitwise"
     in_dtypes = [(d,) for d in DTYPE_INTS]
     out_dtypes = [(d,) for d in DTYPE_INTS]
@@ -76,6 +79,7 @@ class IntPow(BinaryOp):
     """ONNX Pow on an integer base (int32/int64) and an integer exponent of any integer dtype; the
     result has the base's dtype. Exponents lie in 0..3 (a negative one has no integer result), and
     the value search rejects results that overflow."""
+    accuracy = EXACT
     family = "bitwise"
     in_dtypes = [(b, e) for b in (DType.int32, DType.int64) for e in DTYPE_INTS]
     out_dtypes = [(b,) for b in (DType.int32, DType.int64) for _ in DTYPE_INTS]

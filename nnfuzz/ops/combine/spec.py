@@ -3,6 +3,7 @@
 Concat's input count is a discrete attribute and Split's output count is the number of its ``sizes``,
 so one class covers all counts; the instance sets its own rank and dtype tables for that count.
 """
+from nnfuzz.abstract.accuracy import EXACT
 from nnfuzz.abstract.arith import If, Or, cdiv, divisor, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import AbsOpBase, ranks
@@ -15,6 +16,7 @@ def _axis_in_range(axis, x):
 
 class Concat(AbsOpBase):
     """Join ``arity`` tensors along ``axis``; every other dim must agree."""
+    accuracy = EXACT
     family = "combine"
     in_dtypes = [(d, d) for d in DTYPE_ALL]  # arity 2; __init__ sets the rows for its own arity
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -43,6 +45,7 @@ class Concat(AbsOpBase):
 class Split(AbsOpBase):
     """Cut X along ``axis`` into consecutive pieces of the given ``sizes`` (they sum to the dim);
     one output per piece. Equal sizes are one solution among many."""
+    accuracy = EXACT
     family = "combine"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d, d) for d in DTYPE_ALL]  # 2 pieces; __init__ sets the rows for its own count
@@ -71,6 +74,7 @@ class Split(AbsOpBase):
 
 class Slice(AbsOpBase):
     """X[..., start:end:step, ...] on one axis, with 0 <= start < end <= dim and step >= 1."""
+    accuracy = EXACT
     family = "combine"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -101,6 +105,7 @@ class Gather(AbsOpBase):
     The indices are attributes that the lowering bakes into a constant int64 tensor, so every
     model is valid whatever its input values (random index inputs would fall out of range).
     """
+    accuracy = EXACT
     family = "combine"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]

@@ -10,6 +10,7 @@ ConvTranspose:  x[N, C, *S], w[C, O/groups, *K] -> y[N, O, *S'] with, per spatia
 Stride, padding and dilation are symbolic and may differ per spatial dim (suffixes d/h/w);
 the kernel size is the weight's spatial shape. Weight and input always have the same rank.
 """
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase
@@ -27,6 +28,7 @@ def _pads(*names):
 class ConvBase(AbsOpBase, abstract=True):
     """Shared rules; subclasses declare their ranks and store ``stride``, ``padding``, ``dilation``
     (tuples, one entry per spatial dim) and ``groups``."""
+    accuracy = Accuracy(4, 1.0, "kernel")
     family = "conv"
 
     in_dtypes = [(d, d) for d in CONV_DTYPES]

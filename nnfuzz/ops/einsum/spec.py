@@ -4,6 +4,7 @@ from the output are summed over. No letter repeats within a term (no traces, no 
 """
 from typing import Dict, List, Tuple
 
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DType
 from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
@@ -29,6 +30,7 @@ def parse(equation: str) -> Tuple[List[str], str]:
 
 class Einsum(AbsOpBase):
     """out[output letters] = sum over the other letters of the product of the inputs' entries."""
+    accuracy = Accuracy(4, 1.0, "largest")
     family = "einsum"
     in_dtypes = [(d, d) for d in EINSUM_DTYPES]
     out_dtypes = [(d,) for d in EINSUM_DTYPES]

@@ -4,6 +4,7 @@ Dtype rows list exactly the types that torch (CPU eager), the TorchScript ONNX e
 and the ONNX checker all accept. Many ONNX activations (Elu, Selu, Softplus, HardSwish, ...) and the
 trigonometric ops have no bfloat16 variant, hence ``_F_NO_BF16``.
 """
+from nnfuzz.abstract.accuracy import Accuracy, EXACT, ROUNDED
 from nnfuzz.abstract.domain import NONZERO, POSITIVE, Domain
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_NUMERIC, DTYPE_SIGNED_INTS, DType
 from nnfuzz.abstract.op import AbsOpBase
@@ -18,6 +19,7 @@ def _same(dtypes):
 
 class UnaryOp(AbsOpBase, abstract=True):
     """y = f(x), y has x's shape and dtype. Rank 0 allowed."""
+    accuracy = Accuracy(8)
     family = "elementwise"
 
     in_dtypes = _same(DTYPE_FLOATS)
@@ -36,12 +38,14 @@ class UnaryNoBF16(UnaryOp, abstract=True):
 # ---- activations --------------------------------------------------------------------------------
 
 class Relu(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
     out_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
 
 
 class Relu6(UnaryOp):
     """min(max(x, 0), 6)."""
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
@@ -88,16 +92,19 @@ class Selu(UnaryNoBF16):
 
 
 class HardSwish(UnaryNoBF16):
+    accuracy = Accuracy(3)
     pass
 
 
 class HardSigmoid(UnaryNoBF16):
+    accuracy = Accuracy(2)
     pass
 
 
 class LeakyRelu(UnaryOp):
     """Slopes are exact in float32: ONNX stores float attributes as float32, so 0.1 would make a
     float64 model compute with 0.10000000149 on the ONNX side and 0.1 in torch."""
+    accuracy = ROUNDED
     attr_choices = {"negative_slope": (2.0 ** -7, 2.0 ** -3, 0.25, 0.5)}
 
     def __init__(self, *, negative_slope):
@@ -114,6 +121,7 @@ class Silu(UnaryOp):
 
 class Softsign(UnaryOp):
     """x / (1 + |x|)."""
+    accuracy = Accuracy(2)
 
 
 class LogSigmoid(UnaryOp):
@@ -126,6 +134,7 @@ class Tanhshrink(UnaryOp):
 
 class Hardshrink(UnaryOp):
     """x where |x| > lambd else 0."""
+    accuracy = EXACT
     attr_choices = {"lambd": (0.25, 0.5, 1.0)}
 
     def __init__(self, *, lambd):
@@ -134,6 +143,7 @@ class Hardshrink(UnaryOp):
 
 class Softshrink(UnaryOp):
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    accuracy = ROUNDED
     attr_choices = {"lambd": (0.25, 0.5, 1.0)}
 
     def __init__(self, *, lambd):
@@ -160,16 +170,19 @@ class Log1p(UnaryOp):
 
 
 class Sqrt(UnaryOp):
+    accuracy = ROUNDED
     domains = {0: Domain(lo=0.0)}
 
 
 class Rsqrt(UnaryOp):
     """1 / sqrt(x)."""
+    accuracy = Accuracy(4)
     domains = {0: POSITIVE}
 
 
 class Reciprocal(UnaryOp):
     """1 / x."""
+    accuracy = ROUNDED
     domains = {0: NONZERO}
 
 
@@ -178,6 +191,7 @@ class Erf(UnaryOp):
 
 
 class Square(UnaryOp):
+    accuracy = ROUNDED
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
@@ -211,39 +225,47 @@ class Atan(UnaryNoBF16):
 # ---- sign, magnitude and rounding ----------------------------------------------------------------
 
 class Abs(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
 
 class Neg(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
     out_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
 
 
 class Sign(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
 
 class Floor(UnaryOp):
+    accuracy = EXACT
     pass
 
 
 class Ceil(UnaryOp):
+    accuracy = EXACT
     pass
 
 
 class Round(UnaryNoBF16):
     """Round half to even."""
+    accuracy = EXACT
 
 
 # ---- float classification (output bool) ----------------------------------------------------------
 
 class IsNan(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_FLOATS)
     out_dtypes = [(DType.bool,)] * len(DTYPE_FLOATS)
 
 
 class IsInf(UnaryOp):
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_FLOATS)
     out_dtypes = [(DType.bool,)] * len(DTYPE_FLOATS)

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract.arith import If, Or, select
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_INTS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
@@ -42,6 +43,7 @@ class TopK(AbsOpBase):
     jittered twin runs flip them, and the oracle does not compare indices that the flips move.
     ONNX's ``sorted=0`` leaves the order undefined, so the op is always sorted; the ONNX lowering
     writes sorted=0 only where k == 1."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(d,) for d in DTYPE_NUMERIC]
     out_dtypes = [(d, DType.int64) for d in DTYPE_NUMERIC]
@@ -67,6 +69,7 @@ class TopK(AbsOpBase):
 class GatherElements(AbsOpBase):
     """out[p] = x[p with its ``axis`` coordinate replaced by idx[p]]; idx (constant, in range, repeats
     allowed) has x's shape except ``n`` along the axis."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -92,6 +95,7 @@ class ScatterElements(AbsOpBase):
     except along the axis. With ``reduction="none"`` repeated targets are undefined, so idx is distinct
     along the axis (updates' axis dim <= data's); with add/mul/max/min (ONNX opset 16/18) the target is
     combined with every update sent to it, so idx repeats."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(d, d) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -121,6 +125,7 @@ class ScatterND(AbsOpBase):
     ``k`` dims) each receive a slice of ``updates`` (``[n] + data.shape[k:]``), or combine with it
     (``reduction``, ONNX opset 16/18). Distinct by construction: needs n <= data.shape[0]. Ranks are
     per instance: data has ``k + tail`` dims, updates ``1 + tail``."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(d, d) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -153,6 +158,7 @@ class OneHot(AbsOpBase):
     position equals the index and ``values[0]`` elsewhere (ONNX: a negative index counts from the end,
     one outside [-depth, depth) gives a row of ``values[0]``; defined for every input value). The output
     dtype is ``dtype``."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(i,) for i in DTYPE_INTS for o in DTYPE_NUMERIC]
     out_dtypes = [(o,) for i in DTYPE_INTS for o in DTYPE_NUMERIC]
@@ -192,6 +198,7 @@ class Range(AbsOpBase):
     X has: [start, start + delta, ...] of ``dtype`` (X's values are not read; its dim is the count,
     which the ONNX lowering may also read from the graph, as models write arange(x.shape[1])). The op
     takes X because a graph needs an input to grow from: an op without inputs cannot be inserted."""
+    accuracy = Accuracy(64)  # start + i * delta, or a running sum of delta: an ulp per step
     family = "indexing"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(DType.int64,) for d in DTYPE_ALL]
@@ -227,6 +234,7 @@ class Range(AbsOpBase):
 class ReverseSequence(AbsOpBase):
     """Along the time axis (0 or 1, the other of ``batch_axis``), reverse the first lens[b] entries of
     each batch entry b and keep the rest; lens (constant, int64, in [1, T]) come from ``pick``."""
+    accuracy = EXACT
     family = "indexing"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]

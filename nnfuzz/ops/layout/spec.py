@@ -2,6 +2,7 @@
 
 Every op here accepts every dtype (bool included) and keeps it. Axes are non-negative indices.
 """
+from nnfuzz.abstract.accuracy import EXACT
 from nnfuzz.abstract.arith import If, Or, distinct, divisible, divisor, fdiv, prod, select
 from nnfuzz.abstract.dtype import DTYPE_ALL
 from nnfuzz.abstract.op import MAX_RANK, RANK_ALL, AbsOpBase, ranks
@@ -10,6 +11,7 @@ from nnfuzz.errors import ConstraintError
 
 
 class LayoutOp(AbsOpBase, abstract=True):
+    accuracy = EXACT
     family = "layout"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]

@@ -8,6 +8,7 @@ MatMul rules (as ``torch.matmul`` / ONNX MatMul):
   * otherwise the last two dims multiply as matrices, ``A[..., M, K] @ B[..., K, N] -> [..., M, N]``,
     and the leading (batch) dims broadcast numpy-style.
 """
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType, DTYPE_FLOATS
 from nnfuzz.abstract.op import AbsOpBase, ranks
@@ -41,6 +42,7 @@ def _matmul_rule(a, b):
 
 
 class MatMul(AbsOpBase):
+    accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
     in_dtypes = [(d, d) for d in LINEAR_DTYPES]
     out_dtypes = [(d,) for d in LINEAR_DTYPES]
@@ -74,6 +76,7 @@ class MatMul(AbsOpBase):
 
 class Linear(AbsOpBase):
     """``y = x @ W.T + b``: x[..., K], W[N, K], b[N] -> y[..., N] (ONNX Gemm or MatMul + Add)."""
+    accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
 
     in_dtypes = [(d, d, d) for d in LINEAR_DTYPES]
@@ -103,6 +106,7 @@ class Gemm(AbsOpBase):
     A'[M, K] @ B'[K, N]; C (rank 0..2) broadcasts one-way to [M, N] (each dim 1 or equal).
     Integer rows need integral alpha and beta (torch truncates them, ONNX keeps them as floats).
     """
+    accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
 
     in_dtypes = [(d, d, d) for d in LINEAR_DTYPES]

@@ -9,6 +9,7 @@ InstanceNorm: x[N, C, *S] normalised per (sample, channel) over S; weight[C], bi
 GroupNorm:    x[N, C, *S], C split into ``groups`` groups normalised separately; weight[C], bias[C].
               torch refuses (N * C / groups) * prod(S) == 1.
 """
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.abstract.op import AbsOpBase, MAX_RANK, ranks
@@ -24,6 +25,7 @@ EPS_CHOICES = (2.0 ** -16, 2.0 ** -10, 0.125)  # exact in float32, like every fl
 
 class ChannelNormBase(AbsOpBase, abstract=True):
     """x[N, C, *S] with per-channel weight[C] and bias[C]."""
+    accuracy = Accuracy(16, 2.0, "spatial")
     family = "norm"
 
     in_dtypes = [(d, d, d) for d in NORM_DTYPES]
@@ -48,6 +50,7 @@ class ChannelNormBase(AbsOpBase, abstract=True):
 
 
 class BatchNorm(ChannelNormBase):
+    accuracy = Accuracy(8)
     def __init__(self, *, eps):
         self.eps = eps
 
@@ -67,6 +70,7 @@ class InstanceNorm(ChannelNormBase):
 
 
 class GroupNorm(ChannelNormBase):
+    accuracy = Accuracy(16, 2.0, "largest")
     in_dtypes = [(d, d, d) for d in INSTANCE_NORM_DTYPES]
     out_dtypes = [(d,) for d in INSTANCE_NORM_DTYPES]
 
@@ -85,6 +89,7 @@ class GroupNorm(ChannelNormBase):
 
 
 class LayerNorm(AbsOpBase):
+    accuracy = Accuracy(16, 2.0, "largest")
     family = "norm"
     in_dtypes = [(d,) for d in NORM_DTYPES]  # per instance: one more column per affine parameter
     out_dtypes = [(d,) for d in NORM_DTYPES]

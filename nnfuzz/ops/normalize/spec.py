@@ -8,6 +8,7 @@ MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `
 
 ONNX takes bfloat16 for GlobalLpPool and LpNormalization from opset 22, for the others from 13.
 """
+from nnfuzz.abstract.accuracy import Accuracy
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DType
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
@@ -28,6 +29,7 @@ class ReduceSumSquare(ReduceOp):
 
 
 class GlobalLpPool(AbsOpBase):
+    accuracy = Accuracy(8, 1.0, "spatial")
     family = "normalize"
     inp_ranks = [ranks(3, MAX_RANK)]
     out_ranks = [ranks(3, MAX_RANK)]
@@ -61,6 +63,7 @@ class LpNormalization(SameShapeAxisOp):
 
 class MeanVarianceNormalization(AbsOpBase):
     """Over at least two elements (one has no variance)."""
+    accuracy = Accuracy(16, 2.0, "largest")
     family = "normalize"
     in_dtypes = _same(DTYPE_FLOATS)
     out_dtypes = _same(DTYPE_FLOATS)

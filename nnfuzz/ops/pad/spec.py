@@ -4,12 +4,14 @@ entries per padded axis, starting from the last axis. Padded dim = dim + begin +
 Constant, reflect and replicate export as one ONNX Pad with constant pads (the torch lowering module
 registers a static export for F.pad); circular exports as Slice/Concat.
 """
+from nnfuzz.abstract.accuracy import EXACT
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_NUMERIC
 from nnfuzz.abstract.op import AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
 
 
 class PadOp(AbsOpBase, abstract=True):
+    accuracy = EXACT
     family = "pad"
     in_dtypes = [(d,) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]

@@ -11,6 +11,7 @@ exporter needs each input size to be a multiple of the output size (it lowers to
 
 Most rows are float16/32/64 only: ONNX pools take no bfloat16 and torch has no integer avg-pool.
 """
+from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType, DTYPE_FLOATS
 from nnfuzz.abstract.op import AbsOpBase, ranks
@@ -31,6 +32,7 @@ def _pads(*names):
 class PoolBase(AbsOpBase, abstract=True):
     """Subclasses store ``kernel``, ``stride``, ``padding`` and ``dilation`` tuples (one entry per
     spatial dim) and declare their rank."""
+    accuracy = EXACT
     family = "pool"
 
     in_dtypes = [(d,) for d in POOL_DTYPES]
@@ -96,6 +98,7 @@ class MaxPool3d(PoolBase):
 
 class AvgPoolBase(PoolBase, abstract=True):
     """No dilation (it is 1); ``count_include_pad`` picks whether padding counts in the mean."""
+    accuracy = Accuracy(4, 1.0, "spatial")
 
     attr_choices = {"count_include_pad": (True, False)}
 
@@ -148,6 +151,7 @@ class AvgPool3d(AvgPoolBase):
 
 class GlobalPoolBase(AbsOpBase, abstract=True):
     """x[N, C, *S] -> [N, C, 1, ...]."""
+    accuracy = Accuracy(4, 1.0, "spatial")
     family = "pool"
 
     in_dtypes = [(d,) for d in POOL_DTYPES]
@@ -166,6 +170,7 @@ class GlobalAvgPool(GlobalPoolBase):
 
 class GlobalMaxPool(GlobalPoolBase):
     """A keepdim max over the spatial dims (ONNX ReduceMax)."""
+    accuracy = EXACT
 
     in_dtypes = [(d,) for d in REDUCE_MAX_DTYPES]
     out_dtypes = [(d,) for d in REDUCE_MAX_DTYPES]
@@ -173,6 +178,7 @@ class GlobalMaxPool(GlobalPoolBase):
 
 class AdaptivePool2dBase(AbsOpBase, abstract=True):
     """x[N, C, H, W] -> [N, C, out_h, out_w] with H % out_h == 0 and W % out_w == 0."""
+    accuracy = Accuracy(4, 1.0, "spatial")
     family = "pool"
 
     in_dtypes = [(d,) for d in POOL_DTYPES]
@@ -199,4 +205,5 @@ class AdaptiveAvgPool2d(AdaptivePool2dBase):
 
 
 class AdaptiveMaxPool2d(AdaptivePool2dBase):
+    accuracy = EXACT
     pass

@@ -4,6 +4,7 @@ A reduction over ``axis`` (0 <= axis < rank, rank >= 1) removes that dim, or kee
 ``keepdims``. The axis is symbolic, so the output shape is written with If: output dim i is input
 dim i before the axis and input dim i + 1 after it.
 """
+from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
@@ -39,6 +40,7 @@ class AxisOp(AbsOpBase, abstract=True):
 
 class ReduceOp(AxisOp, abstract=True):
     """y = reduce(x, axis), keepdims chooses whether the axis stays as a dim of size 1."""
+    accuracy = Accuracy(4, 1.0, "reduced")
 
     attr_choices = {"keepdims": (False, True)}
     out_ranks = [ranks(0)]  # per instance: 1.. with keepdims, else ..MAX_RANK - 1
@@ -83,11 +85,13 @@ class ReduceMean(ReduceOp):
 
 
 class ReduceMax(ReduceOp):
+    accuracy = EXACT
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
 
 class ReduceMin(ReduceOp):
+    accuracy = EXACT
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
@@ -102,16 +106,19 @@ class ReduceL2(ReduceOp):
 
 class LogSumExp(ReduceOp):
     """log(sum(exp(x)))."""
+    accuracy = Accuracy(8, 1.0, "reduced")
 
 
 class ArgMax(ReduceOp):
     """Index (int64) of the first maximum."""
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
 
 class ArgMin(ReduceOp):
     """Index (int64) of the first minimum."""
+    accuracy = EXACT
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
@@ -119,6 +126,7 @@ class ArgMin(ReduceOp):
 # ---- same-shape ops along an axis ----------------------------------------------------------------
 
 class SameShapeAxisOp(AxisOp, abstract=True):
+    accuracy = Accuracy(8, 1.0, "largest")
     def type_transfer(self, inputs):
         (x,) = inputs
         return [AbsTensor(x.shape, self.out_dtypes_for(inputs)[0])]

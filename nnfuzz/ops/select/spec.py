@@ -1,4 +1,5 @@
 """Selection and value-mapping ops: Where (broadcasting select), Clip, Cast."""
+from nnfuzz.abstract.accuracy import EXACT, ROUNDED
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_SIGNED_INTS, DType
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
 from nnfuzz.ops.binary.spec import broadcast_requires, broadcast_shape
@@ -7,6 +8,7 @@ from nnfuzz.abstract.tensor import AbsTensor
 
 class Where(AbsOpBase):
     """out = cond ? x : y, all three broadcast together (numpy rules); x and y share the dtype."""
+    accuracy = EXACT
     family = "select"
 
     inp_ranks = [RANK_ALL, RANK_ALL, RANK_ALL]
@@ -25,6 +27,7 @@ class Clip(AbsOpBase):
     """min(max(x, min), max); shape and dtype kept. Bounds are integral so they also suit integer
     tensors; min == max (both 0) is allowed. uint8 is left out: the exporter casts a negative bound
     to uint8 (wrapping), which torch does not."""
+    accuracy = EXACT
     family = "select"
 
     _DTYPES = DTYPE_FLOATS + DTYPE_SIGNED_INTS
@@ -45,6 +48,7 @@ class Cast(AbsOpBase):
     """Convert to dtype ``to``. An instance accepts every other dtype (from ``to`` itself, Cast would
     be an identity that the exporter drops). Float-to-int of NaN, inf or out-of-range values is
     undefined in C and may differ between frameworks."""
+    accuracy = ROUNDED
     family = "select"
 
     in_dtypes = [(s,) for s in DTYPE_ALL for d in DTYPE_ALL if s is not d]

@@ -1,0 +1,60 @@
+"""A campaign's checks of each node's own error (triage/local_error.py), on the lane's sandbox and within
+the campaign's time bound: the localization of an inconsistency, and the node-by-node check of a pass
+further from the reference than rounding explains (triage/judging.py ``settle_locally``)."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Tuple
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.context import RunContext
+    from nnfuzz.fuzz.produce import Produced
+
+
+def settle(ctx: "RunContext", sandbox, p: "Produced", judged, actual, expected):
+    """``settle_locally`` for a produced model tested on ``sandbox`` (its graph and values); a migrated
+    test (no graph) is left as judged."""
+    from nnfuzz.triage.judging import settle_locally
+
+    if p.gir_text is None:
+        return judged, None
+    t0 = time.perf_counter()
+    try:
+        return settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual),
+                              lambda: check(ctx, sandbox, p, actual))
+    finally:
+        ctx.add_seconds("triage", time.perf_counter() - t0)
+
+
+def localize(ctx: "RunContext", sandbox, p: "Produced", original):
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.judging import localization
+
+    return localization(GraphIR.loads(p.gir_text), p.weights, p.reference.input, runner(ctx, sandbox, p),
+                        ctx.tolerances, p.export, original, widened(ctx))
+
+
+def check(ctx: "RunContext", sandbox, p: "Produced", original):
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.localize import local_check
+
+    return local_check(GraphIR.loads(p.gir_text), p.weights, p.reference.input, runner(ctx, sandbox, p),
+                       ctx.tolerances, p.export, original, widened(ctx))
+
+
+def runner(ctx: "RunContext", sandbox, p: "Produced"):
+    """``run(model, inputs)`` for localization: the exposed model on ``sandbox`` as ``p`` was sent (None
+    when it failed or the campaign's time is up)."""
+    def run(model, inputs):
+        if ctx.left() <= 0:
+            return None
+        r = sandbox.run_model(model, inputs, timeout=ctx.run_timeout(), fmt=sandbox.format_for(p))
+        return r.outputs if r.status == "ok" else None
+    return run
+
+
+def widened(ctx: "RunContext") -> Tuple[str, ...]:
+    """The dtypes the system under test documents computing in wider precision (Backend.precision_allowance)."""
+    from nnfuzz.backends.registry import backend_class
+
+    return tuple(backend_class(ctx.cfg.backend_path or ctx.cfg.backend).precision_allowance)

@@ -1,0 +1,194 @@
+"""Each node's own error: the root cause of an inconsistency, and a precision fault at its source.
+
+With every value of a graph exposed by the system under test, each node is evaluated by the numpy
+reference (nnfuzz/reference) **on the system's own inputs to that node**, in float64 and not rounded,
+and the system's output is measured against it in ulps of the output dtype (at each element's own
+magnitude, with a floor near zero: nnfuzz/abstract/accuracy.py). A node is at fault when that error
+passes its op's accuracy budget (``AbsOpBase.accuracy``), or its output's shape, dtype or non-finite
+pattern differs. An error that only grows downstream of its source is not charged to the nodes it passes
+through: each of them is judged on the values it was given. So one fault gives one root cause.
+
+A system that documents lower precision than the graph's dtypes (``Backend.precision_allowance``: e.g.
+float16 computed through float32 intermediates that only the exposed outputs round) is judged with each
+such input known only to within half an ulp of its dtype: the node's output may lie anywhere the op maps
+that interval to (a Ceil or a cast at a rounding boundary may go either way).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, Iterable, List, Mapping, Optional
+
+import numpy as np
+
+from nnfuzz.abstract.accuracy import FLOOR, ulp
+from nnfuzz.abstract.dtype import DType
+
+PRECISION_REL = 2.0 ** -10  # a float32/64 result off by less than this, relative, lost precision, not its value
+
+
+@dataclasses.dataclass
+class NodeError:
+    """One output of one node, judged on the system's own inputs. ``kind`` None: within its budget."""
+
+    index: int
+    op: str                  # the op class name
+    var: str
+    dtype: str
+    kind: Optional[str]      # None | shape | dtype | missing | non-finite | values | precision
+    ulps: float              # its own error (float outputs; integer/bool: the count of differing elements)
+    budget: float
+    note: str = ""
+
+    def to_meta(self, method: str = "local-error") -> dict:
+        return {"op": self.op, "dtype": self.dtype, "kind": self.kind, "index": self.index, "var": self.var,
+                "ulps": _finite_or_str(self.ulps), "budget": self.budget, "method": method,
+                **({"note": self.note} if self.note else {})}
+
+
+def _finite_or_str(x: float):
+    return float(x) if np.isfinite(x) else str(x)
+
+
+def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Optional[np.ndarray]],
+                declared: Mapping[str, DType], widened: Iterable[str] = ()) -> List[NodeError]:
+    """The error of each output of ``op`` (outputs by var name, None where the system gave none) given
+    its inputs ``ins`` (the system's own); ``declared``: each output var's dtype in the graph;
+    ``widened``: the input dtypes known only to within half an ulp (the system's precision allowance)."""
+    from nnfuzz.reference.registry import eval_for
+
+    fn = eval_for(type(op))
+    if fn is None:
+        raise LookupError(f"{op.name} has no numpy reference eval")
+    exact = _exact(fn, op, ins)
+    band = _band(fn, op, ins, set(widened)) if widened else None
+    in_shapes = [a.shape for a in ins]
+    out_shapes = [e.shape for e in exact]
+    budget = op.accuracy.budget(in_shapes, out_shapes)
+    scale_in = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in ins
+                    if a.dtype.kind == "f" or str(a.dtype) == "bfloat16"), default=0.0) if budget > 0 else 0.0
+    res = []
+    for k, (var, got) in enumerate(outs.items()):
+        dt = declared[var]
+        e = NodeError(index, op.name, var, dt.value, None, 0.0, budget)
+        res.append(e)
+        want = exact[k]
+        if got is None:
+            e.kind = "missing"
+        elif tuple(got.shape) != tuple(want.shape):
+            e.kind, e.note = "shape", f"{list(got.shape)}, the op gives {list(want.shape)}"
+        elif DType.parse(str(got.dtype)) is not dt:
+            e.kind, e.note = "dtype", f"{got.dtype}, the graph declares {dt.value}"
+        elif not dt.is_float:
+            want = _cast(want, dt)
+            differ = int(np.sum(want != got)) if band is None else int(np.sum((got < _cast(band[0][k], dt)) | (got > _cast(band[1][k], dt))))
+            e.ulps = float(differ)
+            if differ:
+                e.kind, e.note = "values", f"{differ}/{got.size} elements differ"
+        else:
+            _judge_float(e, want, got.astype(np.float64), band and (band[0][k], band[1][k]), scale_in)
+    return res
+
+
+def _judge_float(e: NodeError, want: np.ndarray, got: np.ndarray, band, scale_in: float) -> None:
+    lo, hi = (np.minimum(band[0], band[1]), np.maximum(band[0], band[1])) if band else (want, want)
+    lo, hi = np.minimum(lo, want), np.maximum(hi, want)
+    fin_w, fin_g = np.isfinite(want), np.isfinite(got)
+    if band:
+        fin_w = fin_w & np.isfinite(lo) & np.isfinite(hi)
+    nonfinite = (fin_w != fin_g) | (~fin_w & ~fin_g & ~((np.isnan(want) & np.isnan(got)) | (want == got)))
+    if band is not None:  # an interval whose ends are not finite allows any non-finite value
+        nonfinite &= np.isfinite(lo) & np.isfinite(hi)
+    if nonfinite.any():
+        e.kind, e.ulps = "non-finite", float("inf")
+        e.note = f"{int(nonfinite.sum())}/{got.size} elements finite on one side only"
+        return
+    both = fin_w & fin_g
+    if not both.any():
+        return
+    w, g, lo, hi = want[both], got[both], lo[both], hi[both]
+    err = np.maximum(lo - g, 0.0) + np.maximum(g - hi, 0.0)
+    scale = max(float(np.max(np.abs(w))), scale_in)
+    denom = ulp(np.maximum(np.abs(w), FLOOR * scale), e.dtype)
+    ulps = err / denom
+    worst = int(np.argmax(ulps))
+    e.ulps = float(ulps[worst])
+    slack = 1.0 if e.dtype == "float64" and e.budget > 0 else 0.0  # the reference itself computes in float64
+    if e.ulps > e.budget + slack:
+        rel = float(np.max(err) / max(scale, np.finfo(np.float64).tiny))
+        lower = e.dtype in ("float32", "float64") and rel < PRECISION_REL
+        e.kind = "precision" if lower else "values"
+        e.note = (f"{int(np.sum(ulps > e.budget + slack))}/{got.size} elements beyond {e.budget:g} ulps; worst "
+                  f"{float(g[worst])!r} where the op gives {float(w[worst])!r} ({e.ulps:.3g} ulps, relative {rel:.2g})")
+
+
+def _exact(fn, op, ins: List[np.ndarray]) -> List[np.ndarray]:
+    with np.errstate(all="ignore"):
+        out = fn(op, *ins)
+    return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _band(fn, op, ins: List[np.ndarray], widened: set):
+    """The op's outputs with each widened input moved down and up by half an ulp of its dtype."""
+    def moved(sign):
+        out = []
+        for a in ins:
+            dt = str(a.dtype)
+            if dt in widened and (a.dtype.kind == "f" or dt == "bfloat16"):
+                v = a.astype(np.float64)
+                out.append(v + sign * 0.5 * ulp(v, dt))
+            else:
+                out.append(a)
+        return _exact(fn, op, out)
+    if not any(str(a.dtype) in widened for a in ins):
+        return None
+    return moved(-1.0), moved(1.0)
+
+
+def _cast(a: np.ndarray, dt: DType) -> np.ndarray:
+    from nnfuzz.reference.registry import cast
+
+    return cast(np.asarray(a), dt)
+
+
+@dataclasses.dataclass
+class LocalErrors:
+    """A graph's nodes judged one by one: the first at fault (None: none), how many were judged, and
+    why some could not be (an op without a numpy eval, an eval that failed on the system's values)."""
+
+    root: Optional[NodeError]
+    judged: int
+    skipped: Dict[str, str] = dataclasses.field(default_factory=dict)   # var -> why
+    worst: Optional[NodeError] = None                                     # the largest error within budget
+
+
+def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+         got: Mapping[str, np.ndarray], widened: Iterable[str] = ()) -> LocalErrors:
+    """Judge every node of ``gir`` on the system's exposed values ``got`` (by var name); graph inputs and
+    weights are the given values. Stops at the first node at fault."""
+    from nnfuzz.errors import InternalError
+
+    env = {**{k: np.asarray(v) for k, v in inputs.items()}, **{k: np.asarray(v) for k, v in weights.items()}}
+    env.update({k: np.asarray(v) for k, v in got.items() if k not in env})
+    widened = tuple(widened)
+    judged, skipped, worst = 0, {}, None
+    for k, inst in enumerate(gir.insts):
+        missing = [v for v in inst.inputs if v not in env]
+        if missing:
+            skipped.update({v: f"its input {missing[0]} is missing" for v in inst.outputs})
+            continue
+        outs = {v: (np.asarray(got[v]) if v in got else None) for v in inst.outputs}
+        try:
+            errs = node_errors(inst.op, k, [env[v] for v in inst.inputs], outs,
+                               {v: gir.vars[v].dtype for v in inst.outputs}, widened)
+        except InternalError:
+            raise
+        except Exception as ex:  # noqa: BLE001 - a node the reference cannot judge is recorded, not guessed
+            skipped.update({v: f"{type(ex).__name__}: {str(ex).strip()[:200]}" for v in inst.outputs})
+            continue
+        judged += 1
+        for e in errs:
+            if e.kind is not None:
+                return LocalErrors(e, judged, skipped, worst)
+            if e.budget > 0 and (worst is None or e.ulps / e.budget > worst.ulps / max(worst.budget, 1e-300)):
+                worst = e
+    return LocalErrors(None, judged, skipped, worst)
