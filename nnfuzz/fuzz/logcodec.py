@@ -38,6 +38,8 @@ def encode(rec: dict) -> dict:
     if not ("seed" in rec and "verdict" in rec and "t" in rec) or SHORT & set(rec):
         return rec
     t, out = rec["t"], {}
+    if "ops" in rec and "nodes" not in rec:
+        out["n"] = None   # (no op count to imply)
     for k, v in rec.items():
         if k == "ops" and isinstance(v, list) and all(isinstance(o, str) and o and " " not in o for o in v):
             out["o"] = " ".join(v)
@@ -73,6 +75,8 @@ def decode(rec):
             out["ops"] = v.split(" ") if isinstance(v, str) else v
             if "n" not in rec and isinstance(out["ops"], list):
                 out["nodes"] = len(out["ops"])
+        elif k == "n" and v is None:
+            continue
         elif k == "ms":
             if not isinstance(v, dict) or not all(_num(x) for x in v.values()):
                 raise ValueError(f"'ms' must map phases to milliseconds, got {v!r:.80}")

@@ -23,7 +23,7 @@ TESTED = ("pass", "unsupported", "crash", "inconsistency", "timeout")  # verdict
 
 @dataclass
 class Skipped:
-    what: str     # a folder name, "campaign.jsonl line 7", "statistics"
+    what: str     # a folder name, "campaign.jsonl line 7", "campaign.000.jsonl.bz2 line 3", "statistics"
     error: str
 
 
@@ -67,7 +67,10 @@ def gather(root, with_stats: bool = True) -> StoreData:
     root = Path(root)
     skipped: List[Skipped] = []
     bugs = _bugs(root, skipped)
-    campaigns = read_log(root / LOG, skipped) if (root / LOG).is_file() else []
+    from nnfuzz.fuzz.runlog import exists
+
+    has_log = exists(root / LOG)
+    campaigns = read_log(root / LOG, skipped) if has_log else []
     by_id = {b.id: b for b in bugs}
     for k, c in enumerate(campaigns):
         for r in c.records:
@@ -75,7 +78,7 @@ def gather(root, with_stats: bool = True) -> StoreData:
                 b = by_id.get(Path(r["bug"]).name)
                 if b is not None and b.seen is None:
                     b.seen = {"campaign": k, "t": r.get("t"), "started": c.header.get("started")}
-    data = StoreData(root, bugs, campaigns, skipped, (root / LOG).is_file())
+    data = StoreData(root, bugs, campaigns, skipped, has_log)
     if with_stats and bugs:
         data.stats = _stats(root, skipped)
     return data
@@ -124,35 +127,40 @@ def bug_op(meta: BugMeta, err_log: str) -> str:
 
 
 def read_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
-    """The campaigns of a campaign.jsonl (each starts at a ``campaign`` line); a line that is not a JSON
-    object, or whose fields have the wrong types, is skipped and listed."""
+    """The campaigns of a campaign log (fuzz/runlog.py: its rotated parts, then the live file; each
+    campaign starts at a ``campaign`` line); a line that is not a JSON object, or whose fields have the
+    wrong types, is skipped and listed (a killed campaign's cut last line too). Each test record gets
+    ``_line``, its place in the log ("campaign.003.jsonl.bz2 line 7")."""
+    from nnfuzz.fuzz.logcodec import decode
+    from nnfuzz.fuzz.runlog import log_lines
+
     campaigns: List[Campaign] = []
     try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError as e:
+        for name, n, line, whole in log_lines(path):
+            where = f"{name} line {n}"
+            try:
+                rec = decode(json.loads(line))
+            except (ValueError, RecursionError) as e:
+                cut = "" if whole else "cut (a killed campaign's last line), "
+                skipped.append(Skipped(where, f"{cut}not JSON ({e}): {line[:120]}"))
+                continue
+            problem = check_record(rec)
+            if problem:
+                skipped.append(Skipped(where, problem))
+                continue
+            if "campaign" in rec:
+                campaigns.append(Campaign(header={**rec["campaign"], "_t": rec.get("t")}))
+                continue
+            if not campaigns:  # a log whose first lines were cut: the records still count
+                campaigns.append(Campaign())
+            if "campaign_end" in rec:
+                campaigns[-1].end = rec["campaign_end"]
+            elif "cut" in rec and len(rec) == 1:
+                skipped.append(Skipped(where, f"cut (a killed campaign's last line): {str(rec['cut'])[:120]}"))
+            else:
+                campaigns[-1].records.append({**rec, "_line": where})
+    except (OSError, EOFError) as e:  # (EOFError: a part whose compressed stream ends early)
         skipped.append(Skipped(str(path.name), f"cannot be read: {e}"))
-        return campaigns
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError) as e:
-            skipped.append(Skipped(f"{LOG} line {n}", f"not JSON ({e}): {line[:120]}"))
-            continue
-        problem = check_record(rec)
-        if problem:
-            skipped.append(Skipped(f"{LOG} line {n}", problem))
-            continue
-        if "campaign" in rec:
-            campaigns.append(Campaign(header={**rec["campaign"], "_t": rec.get("t")}))
-            continue
-        if not campaigns:  # a log whose first lines were cut: the records still count
-            campaigns.append(Campaign())
-        if "campaign_end" in rec:
-            campaigns[-1].end = rec["campaign_end"]
-        else:
-            campaigns[-1].records.append({**rec, "_line": n})
     return campaigns
 
 

@@ -13,6 +13,7 @@ from nnfuzz.fuzz.campaign import CampaignConfig
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.oracles import campaign_oracles
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.fuzz.runlog import read_log
 
 NEEDS = {"openvino-cpu": "openvino", "inductor-cpu": "torch", "tf-cpu": "tensorflow", "xla-cpu": "tensorflow",
          "tflite-cpu": "ai_edge_litert", "ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
@@ -39,7 +40,7 @@ def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=12):
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0, s
     assert s["nnfuzz_errors"] == 0, f"nnfuzz raised during the campaign: {s}"
-    end = json.loads((out / "campaign.jsonl").read_text().splitlines()[-1])
+    end = list(read_log(out))[-1]
     assert end["campaign_end"]["stopped"] is None and end["t"] < time_s + 10, end  # its own clock: the bound held
     bugs = [load_bug(p) for p in sorted(out.iterdir()) if p.is_dir() and p.name.isdigit()]
     return s, bugs
@@ -82,7 +83,7 @@ def test_cmp_with_runs_a_second_system_on_the_same_model(tmp_path, monkeypatch, 
     pytest.importorskip("openvino")
     s, bugs = _campaign(tmp_path, monkeypatch, capsys, "ort-cpu", "cmp.with=openvino-cpu")
     assert s["oracle"] == "cmp.with=openvino-cpu"
-    log = [json.loads(x) for x in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(tmp_path / "bugs"))
     assert any(r.get("verdict") == "pass" for r in log)
     for bug in bugs:
         assert bug.meta.oracle["kind"] == "cmp"

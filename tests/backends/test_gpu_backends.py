@@ -10,6 +10,7 @@ from nnfuzz.backends.base import BackendUnavailable
 from nnfuzz.backends.known import classify
 from nnfuzz.fuzz.sandbox import Sandbox
 from nnfuzz.verdict import Outcome, compare
+from nnfuzz.fuzz.runlog import read_log
 
 OPS = COMMON_OPS
 
@@ -174,7 +175,7 @@ def test_devices_oracle_campaign_compares_cpu_with_gpu(backend, tmp_path, monkey
                  "fuzz.producers=0", "fuzz.probe=false", "mgen.max_nodes=4"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
-    log = [json.loads(x) for x in (out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(out))
     assert any(r.get("verdict") == "pass" for r in log), "no test passed on both devices"
 
 

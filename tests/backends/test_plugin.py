@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from nnfuzz.fuzz.runlog import read_log
 
 PACKAGE = Path(__file__).parents[1] / "plugin_backend"
 MAIN = "import sys; from nnfuzz.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -78,5 +79,5 @@ def test_a_campaign_fuzzes_the_plugin_by_name_with_its_own_knowledge(venv, tmp_p
     assert summary["backend"] == "toyort-cpu" and summary["tests"] >= 4, summary
     assert summary["verdicts"] == {"unsupported": summary["tests"]} and summary["bugs_saved"] == 0, summary
     assert "toyort-cpu (0.1.0+ort" in r.stdout + r.stderr  # the status line: the plug-in's own version
-    header = json.loads((out / "campaign.jsonl").read_text().splitlines()[0])
+    header = next(read_log(out))
     assert header["campaign"]["backend"] == "toyort-cpu"

@@ -17,6 +17,7 @@ from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
 from procs import alive, descendants
+from nnfuzz.fuzz.runlog import read_log
 
 FAULT = "fault_backend:FaultBackend"
 HERE = Path(__file__).parent
@@ -46,7 +47,7 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
                  "ui=plain"]) == 0
     s = _summary(capsys)
     assert s["tests"] > 0, s
-    log = [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(out))
     assert sum("verdict" in r for r in log) >= s["tests"]
     assert "campaign_end" in log[-1] and log[-1]["t"] < 20 + 10, log[-1]  # its own clock: the bound held
     for folder in sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()):
@@ -60,7 +61,7 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
 def test_time_bound_holds_when_the_backend_hangs(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "hang", time_s=6.0, test_timeout=60.0)
     assert counters.tests == 0  # the one hang was cut by the campaign bound: not a timeout bug
-    end = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()][-1]
+    end = list(read_log(cc.out))[-1]
     assert "campaign_end" in end and end["t"] < 6.0 + 3.0, end  # its own clock: the hung run was cut at the bound
     counters, _ = _fault_campaign(tmp_path / "short", "hang", time_s=8.0, test_timeout=1.5, rerun=False)
     assert counters.verdicts["timeout"] >= 2 and counters.bugs_saved == counters.verdicts["timeout"]
@@ -98,7 +99,7 @@ def test_producer_processes_feed_the_campaign(tmp_path):
 @pytest.mark.slow
 def test_value_search_outcome_is_logged_and_saved(tmp_path, producers):
     counters, cc = _fault_campaign(tmp_path, "wrong", time_s=60.0, max_tests=2, producers=producers)
-    log = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(cc.out))
     tested = [r for r in log if r.get("verdict") == "inconsistency"]
     assert tested and all(r["search"]["ok"] is True and r["search"]["ms"] >= 0 for r in tested)
     assert all("search" in r["seconds"] for r in tested)
@@ -162,7 +163,7 @@ def test_a_timeout_that_ends_given_more_time_is_slow_not_a_bug(tmp_path):
 def test_nnfuzz_failing_to_build_a_model_in_the_sandbox_is_its_own_error_not_a_crash(tmp_path):
     counters, cc = _fault_campaign(tmp_path, "nnfuzzbuild", time_s=5.0, producers=0)
     assert counters.tests == 0 and counters.bugs_saved == 0 and counters.nnfuzz_errors >= 2, counters
-    errors = [json.loads(x) for x in (cc.out / "campaign.jsonl").read_text().splitlines() if "nnfuzz-error" in x]
+    errors = [r for r in read_log(cc.out) if r.get("verdict") == "nnfuzz-error"]
     assert errors and "building the model failed: injected" in errors[0]["error"]
 
 

@@ -9,6 +9,7 @@ import pytest
 from nnfuzz.fuzz.guidestate import FILE, GuideStateError
 from nnfuzz.triage.bugstore import load_bug
 from test_campaign import _fault_campaign
+from nnfuzz.fuzz.runlog import read_log
 
 
 @pytest.mark.parametrize("producers", [0, 1])
@@ -22,7 +23,7 @@ def test_guide_state_is_kept_logged_and_resumed(tmp_path, producers):
     assert [t["bug"] for t in state["triggers"]] == unique == ["0000", *unique[1:]]
     t = state["triggers"][0]
     assert t["from"] == "saved" and t["op"] in {r[0] for r in state["op_dtype"]}
-    log = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(cc.out))
     [g] = [r["guide"] for r in log if "guide" in r]
     assert g["tests"] == counters.tests and g["op_dtype"] == len(state["op_dtype"]) > 0
     assert g["growth"]["op_dtype"] == g["op_dtype"] and g["triggers"] == len(unique)
@@ -31,7 +32,7 @@ def test_guide_state_is_kept_logged_and_resumed(tmp_path, producers):
     again = json.loads((cc.out / FILE).read_text())
     assert again["graphs"] >= state["graphs"] + 2 and len(again["op_dtype"]) >= len(state["op_dtype"])
     assert again["triggers"][0] == t
-    g2 = [r["guide"] for r in (json.loads(x) for x in (cc.out / "campaign.jsonl").read_text().splitlines()) if "guide" in r][-1]
+    g2 = [r["guide"] for r in read_log(cc.out) if "guide" in r][-1]
     assert g2["growth"]["graphs"] == g2["graphs"] - state["graphs"]
 
 

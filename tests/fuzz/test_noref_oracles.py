@@ -18,6 +18,7 @@ from nnfuzz.triage.bugstore import REWRITE_FILE, load_bug
 from nnfuzz.triage.folder import BugFolderError
 from nnfuzz.triage.repro import REPRODUCED, replay
 from nnfuzz.verdict import DEFAULT_TOLERANCES
+from nnfuzz.fuzz.runlog import read_log
 
 HERE = Path(__file__).parent
 SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]
@@ -87,7 +88,7 @@ def test_a_clean_rejection_of_an_invalid_model_saves_nothing(tmp_path):
                              policy=policy, max_tests=4)
     assert counters.tests == 4 and counters.bugs_saved == 0, counters
     assert sum(counters.invalid.values()) == 4 and all(k.endswith(": rejected") for k in counters.invalid)
-    log = [json.loads(line) for line in (cc.out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(cc.out))
     assert sum("invalid" in r for r in log) == 4
 
 

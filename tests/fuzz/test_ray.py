@@ -2,7 +2,6 @@
 producers are actors, a segfault kills an actor's sandbox process and comes back as a crash (the actor
 lives on), a killed actor loses only its test in flight (counted as lost), and the driver alone writes
 the store."""
-import json
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from nnfuzz.errors import ConfigError
 from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.fuzz.runlog import read_log
 
 # every test starts a Ray; one Ray on the machine at a time (pyproject: --dist loadgroup)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
@@ -39,7 +39,7 @@ def _fault(tmp_path, options, **kw):
 
 
 def _log(out: Path) -> list:
-    return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    return list(read_log(out))
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from nnfuzz.errors import ConfigError
 from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.fuzz.resume import STATE_FILE, merge, seed_at
 from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.fuzz.runlog import read_log
 
 HERE = Path(__file__).parent
 SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]
@@ -25,7 +26,7 @@ def _campaign(out: Path, seed, **kw):
 
 
 def _records(out: Path) -> list:
-    return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    return list(read_log(out))
 
 
 def test_seed_at_skips_the_tested_ranges():

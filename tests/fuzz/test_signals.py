@@ -16,6 +16,7 @@ from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.fuzz.stopping import EXIT_CODE
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import REQUIRED, load_bug
+from nnfuzz.fuzz.runlog import read_log
 from procs import alive, descendants
 
 pytestmark = pytest.mark.xdist_group("ray")  # one Ray on the machine at a time (pyproject: --dist loadgroup)
@@ -25,14 +26,18 @@ ROOT = HERE.parents[1]
 SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]
 
 
-def _log(out: Path) -> list:
-    path = out / "campaign.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+def _log(out: Path, whole: bool = True) -> list:
+    """The campaign log's records (fuzz/runlog.py); ``whole``: every line whole (else a line being
+    written is left out)."""
+    problems = []
+    log = list(read_log(out, problems))
+    assert not (whole and problems), problems
+    return log
 
 
 def _wait_until_testing(proc, out: Path, errfile: Path) -> None:
     end = time.monotonic() + 240  # start-up: torch, a producer and an ORT worker on a busy machine
-    while not any("verdict" in r for r in _log(out)):
+    while not any("verdict" in r for r in _log(out, whole=False)):
         assert proc.poll() is None, f"the campaign ended early ({proc.returncode}): {errfile.read_text()[-3000:]}"
         assert time.monotonic() < end, f"no test logged; stderr: {errfile.read_text()[-3000:]}"
         time.sleep(0.2)
@@ -102,7 +107,8 @@ def check_store(out: Path) -> None:
     folders = [n for n in names if n.isdigit()]
     assert folders == [f"{k:04d}" for k in range(len(folders))]
     # the log, the seeds tested (fuzz/resume.py) and the coverage guide's state (generate/guide.py)
-    assert [n for n in names if n not in folders] == ["campaign.jsonl", "campaign_state.json", "guide_state.json"], names
+    assert [n for n in names if n not in folders] == ["campaign.jsonl", "campaign.minutes.jsonl", "campaign_state.json",
+                                                             "guide_state.json"], names
     for name in folders:
         assert all((out / name / f).is_file() for f in REQUIRED + ("model.onnx", "gir.json", "err.log")), name
         assert isinstance(load_bug(out / name).meta.policy["seed"], int)

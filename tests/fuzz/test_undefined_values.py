@@ -1,7 +1,6 @@
 """Values the search cannot bring into an op's domain (an integer Mod by a divisor that is always 0) are
 undefined behaviour: ORT may raise on them, and that is no bug. Such a model is counted and logged, not
 run (regression: a 60 s ort-cpu campaign saved 'Integer division by zero' from ORT's Mod and Div as crashes)."""
-import json
 
 from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.fuzz.campaign import CampaignConfig
@@ -15,6 +14,7 @@ from nnfuzz.materialize.search import SearchConfig
 from nnfuzz.oracles import campaign_oracles
 from nnfuzz.ops.binary import spec as B
 from nnfuzz.ops.bitwise import spec as K
+from nnfuzz.fuzz.runlog import read_log
 
 
 def _mod_by_zero() -> GraphIR:
@@ -42,7 +42,7 @@ def test_the_campaign_counts_undefined_values_and_does_not_run_them(tmp_path):
     campaign.consume(None, p)  # no sandbox: running the model would fail here
     campaign.log.close()
     assert campaign.counters.undefined_values == 1 and campaign.counters.tests == 0
-    (rec,) = [json.loads(line) for line in (tmp_path / "campaign.jsonl").read_text().splitlines()]
+    (rec,) = list(read_log(tmp_path))
     assert rec["verdict"] == "undefined-values" and "Mod" in rec["blocker"]
 
 

@@ -1,6 +1,5 @@
 """``fuzz.workers=N``: N sandboxes test at once (fuzz/pool.py), a crash in one leaves the others' tests
 alone, and the campaign process alone writes each bug once (fuzz/saving.py under the campaign's lock)."""
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
 from nnfuzz.fuzz.sizing import auto_workers, parse_workers, thread_env
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.fuzz.runlog import read_log
 
 HERE = Path(__file__).parent
 FAULT = "fault_backend:FaultBackend"
@@ -18,7 +18,7 @@ SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]  # finite refe
 
 
 def _log(out: Path) -> list:
-    return [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    return list(read_log(out))
 
 
 def _tests(out: Path) -> list:

@@ -7,6 +7,7 @@ import pytest
 from nnfuzz.cli import main
 from nnfuzz.migrate.priority import read_order
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.fuzz.runlog import read_log
 
 NEEDS = {"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}
 
@@ -21,7 +22,7 @@ def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeyp
                  f"fuzz.out={out}", "ui=plain", "fuzz.reduce=false"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
-    log = [json.loads(x) for x in (out / "campaign.jsonl").read_text().splitlines()]
+    log = list(read_log(out))
     tested = [r for r in log if "migration" in r]
     order = read_order(corpus)
     # priority order, from the top: the n tested are the first n, and each lane took its tests in rank order

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from nnfuzz.fuzz.runlog import read_log
 
 ROOT = Path(__file__).parents[2]
 DOC = ROOT / "docs" / "operator-api.md"
@@ -91,7 +92,7 @@ def test_a_campaign_with_producers_fuzzes_the_docs_pool2d(tmp_path):
                  "mgen.dtypes=[float32]",
                  "fuzz.out=bugs", "fuzz.reduce=false"], tmp_path)
     assert r.returncode == 0, r.stderr
-    records = [json.loads(line) for line in (tmp_path / "bugs" / "campaign.jsonl").read_text().splitlines()]
+    records = list(read_log(tmp_path / "bugs"))
     tested = [x for x in records if "verdict" in x]
     assert len(tested) >= 8 and not [x for x in tested if x["verdict"] not in ("pass", "inconsistency", "crash")]
     assert sum("Pool2d" in x["ops"] for x in tested) >= 3
