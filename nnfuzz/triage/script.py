@@ -95,8 +95,14 @@ OUTPUTS = dict(zip(OUTPUT_NAMES, [t.numpy() for t in out]))
 
 
 def _tolerances(bug, tolerances: dict):
+    """The script's (rtol, atol): the campaign's, or for a precision fault caught at its source (within
+    them), the closeness rounding explains (judging.SUSPICION), past which the fault shows."""
+    from nnfuzz.triage.judging import SUSPICION
+
     expected = bug.oracle["output"] or {}
     dtypes = {str(v.dtype) for v in expected.values() if v.dtype.kind == "f" or v.dtype.name == "bfloat16"}
+    if (bug.meta.root_cause or {}).get("kind") == "precision":
+        tolerances = {**tolerances, **SUSPICION}
     return max((tuple(tolerances.get(d, (1e-3, 1e-4))) for d in dtypes), default=(1e-3, 1e-4))
 
 
