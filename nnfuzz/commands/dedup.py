@@ -2,6 +2,10 @@
 
 Writes ``index.json`` (the groups and one row per folder) and ``README.md`` (a table: id, status,
 system, symptom, op, nodes, blame, signature) into the store; bug folders are not changed.
+
+``--recheck`` first replays every folder on the system it records and re-derives its root cause
+(triage/recheck.py): meta.json takes today's localization and signature, so a store saved by an earlier
+nnfuzz is signed by today's rules (a folder that no longer shows a bug is marked, not removed).
 Prints a JSON summary. Exit codes: 0 done; 2 the folder does not exist or holds no bug folders.
 """
 from __future__ import annotations
@@ -14,15 +18,39 @@ def run(cfg, positional, overrides) -> int:
     from nnfuzz.commands.store_arg import one_store
     from nnfuzz.triage.dedup import write_index
 
-    root = one_store("dedup", list(positional) + list(overrides), "usage: nnfuzz dedup <bug store, e.g. bugs/>")
+    flags = [a for a in positional if a.startswith("--")]
+    if [f for f in flags if f != "--recheck"]:
+        print(f"usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck]; got {positional}", file=sys.stderr)
+        return 2
+    root = one_store("dedup", [a for a in positional if not a.startswith("--")] + list(overrides),
+                     "usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck]")
     if root is None:
         return 2
+    rechecked = _recheck(cfg, root) if flags else None
     index = write_index(root)
     if not index["bugs"] and not index["unreadable"]:
         print(f"nnfuzz dedup: {root} holds no bug folders (NNNN/)", file=sys.stderr)
         return 2
     for b in index["unreadable"]:
         print(f"nnfuzz dedup: {root / b['id']} is unreadable and left out: {b['error']}", file=sys.stderr)
-    print(json.dumps({"bugs": index["bugs"], "unique": index["unique"], "unreadable": len(index["unreadable"]),
-                      "index": str(root / "index.json"), "readme": str(root / "README.md")}))
+    summary = {"bugs": index["bugs"], "unique": index["unique"], "unreadable": len(index["unreadable"]),
+               "index": str(root / "index.json"), "readme": str(root / "README.md")}
+    if rechecked is not None:
+        summary["recheck"] = {k: sum(r["outcome"] == k for r in rechecked) for k in sorted({r["outcome"] for r in rechecked})}
+    print(json.dumps(summary))
     return 0
+
+
+def _recheck(cfg, root):
+    from omegaconf import OmegaConf
+
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.triage.recheck import recheck_store
+
+    tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
+
+    def make_sandbox(system, options):
+        return Sandbox(system, options or {}, test_timeout=float(cfg.fuzz.test_timeout),
+                       memory_limit_mb=int(cfg.fuzz.memory_limit_mb))
+
+    return recheck_store(root, tolerances, make_sandbox, note=lambda line: print(line, file=sys.stderr))

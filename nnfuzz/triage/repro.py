@@ -21,6 +21,7 @@ class Replay:
     recorded_signature: str
     signature: Optional[str]           # the replay's (None: no bug now)
     version: str = ""                  # of the system that replayed it
+    meta: object = None                # the replay's BugMeta (its verdict and localization), when a bug
 
     def describe(self, recorded_symptom: str) -> str:
         v = self.verdict
@@ -69,9 +70,11 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
     localized = (bug.meta.first_divergent_node is not None or bug.meta.root_cause is not None) and bug.meta.rewrite is None
     now = replay_meta(bug.meta.replace(system=info.name), judged, res,
                       (lambda: loc.to_meta()) if localized and loc is not None else None)
-    sig = bug_signature(now, v)
+    # a folder saved before root causes (meta.json schema < 6) is compared on its own footing; `nnfuzz dedup
+    # STORE --recheck` re-signs it with the root cause found now
+    sig = bug_signature(now if bug.meta.root_cause is not None else now.replace(root_cause=None), v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
-    return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version)
+    return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version, now)
 
 
 def _noref_verdict(bug, sandbox, res, tolerances):

@@ -1,0 +1,69 @@
+"""``nnfuzz dedup STORE --recheck``: re-derive each folder's root cause on its own system, so that a store
+saved by an earlier nnfuzz (or before a system changed) is signed by today's rules.
+
+Each folder is replayed (triage/repro.py) on the system and options it records, one sandbox per system;
+where it still shows its symptom, its meta.json takes the replay's localization (``root_cause``,
+``first_divergent_node``, blame) and signature. A folder that no longer shows a bug keeps its record and
+gets ``recheck`` saying so (an inconsistency now judged rounding noise says "noise"). Nothing else in a
+folder changes; meta.json is replaced atomically.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Dict, List
+
+from nnfuzz.triage.folder import BugFolderError, atomic_write_text
+
+LOCALIZATION = ("root_cause", "first_divergent_node", "blame", "localization_note", "float64_twin")
+
+
+def recheck_store(root: Path, tolerances, make_sandbox: Callable, note: Callable[[str], None] = print) -> List[Dict]:
+    """Replay every bug folder of ``root``; ``make_sandbox(system, options)`` gives a started Sandbox
+    (used as a context manager). One row per folder: id, outcome, signature before and after."""
+    from nnfuzz.triage.bugstore import BUG_DIR, load_bug, read_err_log
+    from nnfuzz.triage.dedup import signature
+
+    bugs, rows = {}, []
+    for folder in sorted(p for p in Path(root).iterdir() if p.is_dir() and BUG_DIR.match(p.name)):
+        try:
+            bug = load_bug(folder)
+        except BugFolderError as e:
+            rows.append({"id": folder.name, "outcome": "unreadable", "error": str(e)})
+            continue
+        if bug.meta.migration is not None and not bug.meta.system:
+            rows.append({"id": folder.name, "outcome": "skipped", "error": "a migrated test no system has run"})
+            continue
+        key = json.dumps([bug.meta.system, bug.meta.backend_options or {}], sort_keys=True)
+        bugs.setdefault(key, []).append(bug)
+    for key, group in bugs.items():
+        system, options = json.loads(key)
+        note(f"recheck: {len(group)} folder(s) on {system}")
+        with make_sandbox(system, options) as sandbox:
+            sandbox.start()
+            for bug in group:
+                before = signature(bug.meta, read_err_log(bug.path))
+                rows.append(_recheck_one(bug, sandbox, tolerances, before))
+                note(f"  {bug.path.name}: {rows[-1]['outcome']}: {rows[-1].get('signature', before)}")
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
+    from nnfuzz.triage.bugstore import read_err_log
+    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.repro import NOT_REPRODUCED, replay
+
+    r = replay(bug, sandbox, tolerances)
+    row = {"id": bug.path.name, "outcome": r.outcome, "before": before}
+    record = {"outcome": r.outcome, "version": r.version, "verdict": r.verdict.label}
+    if r.outcome == NOT_REPRODUCED:
+        record.update(verdict="noise" if r.verdict.summary.startswith("noise:") else r.verdict.label,
+                      summary=r.verdict.summary[:300])
+        meta = bug.meta.replace(extra={**bug.meta.extra, "recheck": record})
+    else:
+        meta = bug.meta.replace(**{k: getattr(r.meta, k) for k in LOCALIZATION},
+                                extra={**bug.meta.extra, "recheck": record})
+        meta = meta.replace(signature=signature(meta, read_err_log(bug.path)))
+        row["signature"] = meta.signature
+    atomic_write_text(bug.path / "meta.json", meta.dumps())
+    return row

@@ -1,0 +1,142 @@
+"""Each node's own error (triage/local_error.py): measured on the system's own inputs, in ulps of the
+output dtype, against the op's accuracy budget; one fault gives one root cause however it grows."""
+import numpy as np
+import pytest
+
+from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
+from nnfuzz.abstract.accuracy import EXACT, Accuracy, accumulated, ulp
+from nnfuzz.abstract.op import load_builtin_ops
+from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.reference import evaluate
+from nnfuzz.triage.dedup import signature
+from nnfuzz.triage.local_error import node_errors, scan
+from nnfuzz.triage.meta import BugMeta
+
+load_builtin_ops()
+R = OP_REGISTRY
+RNG = np.random.default_rng(7)
+
+
+def one(op, ins, got, dtype, widened=()):
+    return node_errors(op, 0, ins, {"y": got}, {"y": DType.parse(dtype)}, widened)[0]
+
+
+def shrink_f32(x, lambd, bias):
+    """ORT 1.32's float64 Shrink: the arithmetic done in float32 (bugs/kept/0000)."""
+    v = x.astype(np.float32)
+    return np.where(v > lambd, v - np.float32(bias), np.where(v < -lambd, v + np.float32(bias), 0)).astype(np.float64)
+
+
+def test_ulp_is_the_gap_between_neighbours_in_each_dtype():
+    for dt, np_dt in (("float16", np.float16), ("float32", np.float32), ("float64", np.float64)):
+        x = np.array([1.0, 3.0, 1e-3, 1000.0])
+        assert np.array_equal(ulp(x, dt), np.spacing(x.astype(np_dt)).astype(np.float64)), dt
+    assert ulp(np.array([1.0]), "bfloat16")[0] == 2.0 ** -7
+    assert ulp(np.array([0.0]), "float32")[0] == np.float32(np.finfo(np.float32).smallest_subnormal)
+
+
+def test_a_float64_op_computed_in_float32_is_a_precision_fault_far_beyond_its_budget():
+    op = R["Shrink"](lambd=0.5, bias=1.0)
+    x = RNG.normal(size=(6, 7)) * 3
+    e = one(op, [x], shrink_f32(x, 0.5, 1.0), "float64")
+    assert e.kind == "precision" and e.ulps > 1e6 and e.budget == 1.0, e
+    right = one(op, [x], np.where(x > 0.5, x - 1.0, np.where(x < -0.5, x + 1.0, 0.0)), "float64")
+    assert right.kind is None and right.ulps == 0.0
+
+
+def test_a_wrong_value_is_values_and_exact_ops_allow_nothing():
+    x = RNG.normal(size=(5,)).astype(np.float32)
+    assert one(R["Relu"](), [x], np.maximum(x, 0) + np.float32(0.5) * (x > 0), "float32").kind == "values"
+    assert one(R["Relu"](), [x], np.maximum(x, 0) * np.float32(1 + 2 ** -20), "float32").kind == "precision"
+    assert R["Relu"].accuracy is EXACT
+    assert one(R["Exp"](), [x], np.exp(x) * 1.5, "float32").kind == "values"
+    i = RNG.integers(-5, 5, size=(4,)).astype(np.int32)
+    e = one(R["Abs"](), [i], np.abs(i) + (i == i.min()), "int32")
+    assert e.kind == "values" and e.ulps >= 1
+
+
+def test_shape_dtype_missing_and_non_finite_are_told_apart():
+    x = RNG.normal(size=(2, 3)).astype(np.float32)
+    assert one(R["Tanh"](), [x], np.tanh(x).reshape(3, 2), "float32").kind == "shape"
+    assert one(R["Tanh"](), [x], np.tanh(x).astype(np.float64), "float32").kind == "dtype"
+    assert node_errors(R["Tanh"](), 0, [x], {"y": None}, {"y": DType.float32})[0].kind == "missing"
+    bad = np.tanh(x)
+    bad[0, 0] = np.nan
+    assert one(R["Tanh"](), [x], bad, "float32").kind == "non-finite"
+
+
+def test_correct_float32_kernels_stay_within_their_budgets():
+    x = RNG.normal(size=(64,)).astype(np.float32)
+    for name, f in (("Exp", np.exp), ("Tanh", np.tanh), ("Sin", np.sin), ("Sqrt", lambda v: np.sqrt(np.abs(v)))):
+        arg = np.abs(x) if name == "Sqrt" else x
+        e = one(R[name](), [arg], f(arg).astype(np.float32), "float32")
+        assert e.kind is None, (name, e)
+
+
+def test_reductions_are_allowed_an_ulp_per_accumulated_term():
+    x = RNG.normal(size=(8, 512)).astype(np.float32)
+    op = R["ReduceSum"](axis=1, keepdims=False)
+    naive = np.zeros(8, np.float32)
+    for k in range(512):  # a left-to-right float32 sum: rounding at every step, as a simple kernel does
+        naive = (naive + x[:, k]).astype(np.float32)
+    e = one(op, [x], naive, "float32")
+    assert e.kind is None and e.budget == 4 + 512, e
+    assert accumulated("inner", [(3, 17), (17, 5)], [(3, 5)]) == 17
+    # a convolution: channels x window, read either way round (Conv's O x C/g or ConvTranspose's C x O/g)
+    assert accumulated("kernel", [(1, 4, 8, 8), (6, 2, 3, 3)], [(1, 6, 6, 6)]) == 54
+
+
+def test_a_documented_wider_precision_allows_either_side_of_a_rounding_boundary():
+    """OpenVINO computes float16 in float32: a Ceil just above an integer in float32 may read as the
+    integer once rounded to float16; judged with half an ulp of slack on its input, it is no fault."""
+    x = np.array([2.0, 3.0, -1.0], np.float16)
+    got = np.array([3.0, 4.0, -1.0], np.float16)  # ceil of 2.0000001, 3.0000001 (float32), -1.0
+    assert one(R["Ceil"](), [x], got, "float16").kind == "values"
+    assert one(R["Ceil"](), [x], got, "float16", widened=("float16",)).kind is None
+    assert one(R["Ceil"](), [x], got + np.float16(1), "float16", widened=("float16",)).kind == "values"
+
+
+def chain(dtype, *ops):
+    g = GraphIR()
+    g.vars["x"] = AbsTensor([5, 4], DType.parse(dtype))
+    g.inputs, prev = ["x"], "x"
+    for k, op in enumerate(ops):
+        out = f"v{k}"
+        g.vars[out] = op.checked_type_transfer([g.vars[prev]])[0]
+        g.insts.append(Inst(op, [prev], [out]))
+        prev = out
+    g.outputs = [prev]
+    return g.check()
+
+
+def test_an_error_grown_downstream_is_charged_to_its_source_once():
+    """Shrink (float32 inside) then Exp and Mul-by-itself: the end outputs are far off, yet each later node
+    is exact on the values it was given; the root cause is the Shrink, named in the signature."""
+    gir = chain("float64", R["Shrink"](lambd=0.5, bias=1.0), R["Exp"](), R["Square"]())
+    x = RNG.normal(size=(5, 4)) * 4
+    got = {"v0": shrink_f32(x, 0.5, 1.0)}
+    got["v1"] = np.exp(got["v0"])
+    got["v2"] = got["v1"] ** 2
+    found = scan(gir, {}, {"x": x}, got)
+    assert found.root is not None and found.root.index == 0 and found.root.kind == "precision", found
+    meta = BugMeta(system="ort-cpu", symptom="inconsistency", root_cause=found.root.to_meta())
+    assert signature(meta) == "ort-cpu | inconsistency | Shrink | float64 | precision"
+
+
+def test_a_graph_whose_every_node_is_within_budget_has_no_root_cause():
+    gir = chain("float32", R["Tanh"](), R["Exp"](), R["Sin"]())
+    x = RNG.normal(size=(5, 4)).astype(np.float32)
+    vals = evaluate(gir, {}, {"x": x})  # each node correctly rounded from its own float32 input
+    found = scan(gir, {}, {"x": x}, {v: vals[v] for v in ("v0", "v1", "v2")})
+    assert found.root is None and found.judged == 3 and not found.skipped
+
+
+def test_every_builtin_op_declares_its_budget():
+    lenient = Accuracy(16, 1.0, "largest")  # the default of an op that declares none
+    undeclared = sorted(n for n, c in R.items() if c.accuracy == lenient and c.__module__.startswith("nnfuzz.ops"))
+    assert not undeclared, undeclared
+
+
+@pytest.mark.parametrize("name", ["MatMul", "Conv2d", "ReduceMean", "Softmax", "LayerNorm"])
+def test_accumulating_ops_scale_their_budget(name):
+    assert R[name].accuracy.accumulates and R[name].accuracy.per_term > 0
