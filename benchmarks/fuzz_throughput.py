@@ -17,7 +17,10 @@ campaign's wall time spent in the system's own compile + execute (timed in the s
 time of the resident memory summed over every process of the campaign (the campaign's, producers,
 sandbox workers), sampled from /proc, with the same for PSS (shared pages split) beside it. The
 measured campaign runs in a fresh process, as ``nnfuzz fuzz`` does.
-Bugs go to a temporary folder that is deleted afterwards.
+``disk`` is the campaign's output folder (campaign log, bug folders, state files) per hour of campaign
+and extrapolated to 8 hours at the measured rate; the log is rotated and compressed (fuzz/runlog.py),
+so a short campaign's log is mostly its uncompressed live file (at most 2 MiB) and overstates the
+hourly figure. Bugs go to a temporary folder that is deleted afterwards.
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ def one(backend: str, seconds: float, out: Path, producers: int, search: bool = 
 
     export = ExportSpec(via="onnx", opset=None) if via == "onnx" else ExportSpec(via="torch", opset=17)
     cc = CampaignConfig(backend=backend, backend_options={}, policy=GenPolicy(max_nodes=10, seed=1),
-                        time_s=seconds, out=out, ui="plain", log=None, producers=producers,
+                        time_s=seconds, out=out, ui="plain", producers=producers,
                         search=SearchConfig() if search else None, oracle=oracle, export=export)
     return run_campaign(cc)
 
@@ -89,6 +92,7 @@ def main() -> None:
                 one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle, via=via)  # probing: not measured
                 c = measured(dict(backend=backend, seconds=args.seconds, out=str(Path(tmp) / "bugs"),
                                   producers=args.producers, search=not args.no_search, oracle=args.oracle, via=via))
+                c.disk = disk_use(Path(tmp) / "bugs")
             secs = c.seconds
             total = c.elapsed
             phases = ("generate", "search", "export", "compile", "execute", "ipc")
@@ -104,6 +108,46 @@ def main() -> None:
         print(f"{backend:22s} {c.rate:6.1f} tests/s ({c.tests} tests)  system {system:4.1f}%  first test {first}  "
               f"peak RSS {mem.rss_mb:5.0f} MiB (PSS {mem.pss_mb:5.0f}, {mem.processes} processes)")
         print(f"{'':22s} {parts}  other {other:4.1f}%  verdicts {dict(c.verdicts)}")
+        print(f"{'':22s} {disk_line(c.disk, c.elapsed, c.tests)}")
+
+
+def disk_use(out: Path) -> dict:
+    """Bytes of a campaign's output folder: its log (the live campaign.jsonl, its rotated .bz2 parts and
+    campaign.minutes.jsonl: fuzz/runlog.py), its bug folders, and the rest (state files)."""
+    import shutil
+
+    from nnfuzz.fuzz.runlog import LOG, RunLog, minutes_path, parts
+
+    log_files = {LOG, minutes_path(out / LOG).name} | {p.name for p in parts(out / LOG)}
+    use = {"log": 0, "bugs": 0, "other": 0, "folders": 0, "live": 0, "live_packed": 0}
+    if (out / LOG).is_file():  # the live file as its rotation would compress it
+        with tempfile.TemporaryDirectory() as tmp:
+            part = Path(tmp) / "campaign.000.jsonl"
+            shutil.copyfile(out / LOG, part)
+            RunLog._compress(part)
+            use["live"], use["live_packed"] = (out / LOG).stat().st_size, part.with_name(part.name + ".bz2").stat().st_size
+    for p in out.iterdir() if out.is_dir() else ():
+        if p.is_dir():
+            use["bugs"] += sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+            use["folders"] += 1
+        else:
+            use["log" if p.name in log_files else "other"] += p.stat().st_size
+    return use
+
+
+def disk_line(use: dict, elapsed: float, tests: int) -> str:
+    """Disk per hour of campaign, and over 8 hours at the campaign's rate: the log counted as rotated
+    (its live file as compressed, plus one live file of ROTATE_BYTES at the end), bug folders as saved;
+    the state files (rewritten, not appended to) once."""
+    from nnfuzz.fuzz.runlog import ROTATE_BYTES
+
+    hours = max(elapsed, 1e-9) / 3600
+    log = use["log"] - use["live"] + use["live_packed"]
+    per_h = (log + use["bugs"]) / hours
+    return (f"disk {per_h / 1e6:7.1f} MB/h, {(8 * per_h + ROTATE_BYTES + use['other']) / 1e6:7.1f} MB per 8 h "
+            f"(log {log / hours / 1e6:.1f} MB/h = {log / max(tests, 1):.1f} B/test compressed, "
+            f"live file {use['live'] / 1e6:.1f} MB; {use['folders']} bug folders "
+            f"{use['bugs'] / hours / 1e6:.1f} MB/h)")
 
 
 def _backends(arg: str):

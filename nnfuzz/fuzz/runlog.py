@@ -14,8 +14,9 @@ Files in the campaign's folder (``campaign`` stands for the log's name without `
   per phase, rate, op types first tested), between copies of its ``campaign`` and ``campaign_end``
   lines; never rotated (~500 lines in 8 hours).
 
-At ~90 tests/s (ort-cpu, 2 workers) the log grows by ~18 bytes a test: ~47 MB in 8 hours (the figures
-are in docs/report.md). ``read_log`` returns every record in order: the parts, then the live file.
+At ~90 tests/s (ort-cpu, 2 workers) the parts grow by ~18.5 bytes a test: ~48 MB in 8 hours, plus at
+most one live file (2 MiB) and the minutes (~0.25 MB): ~50 MB, against ~1.1 GB as logged before
+(docs/report.md has the measurements). ``read_log`` returns every record in order: the parts, then the live file.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from typing import Iterator, List, Optional, Tuple
 from nnfuzz.errors import NNFuzzError
 from nnfuzz.fuzz import logcodec
 
-ROTATE_BYTES = 4 << 20   # the live file's size that starts a new part
+ROTATE_BYTES = 2 << 20   # the live file's size that starts a new part (~1 minute at 90 tests/s)
 LOG = "campaign.jsonl"
 TESTED = ("pass", "unsupported", "crash", "inconsistency", "timeout")  # verdicts of a test that ran
 MINUTE_S = 60.0
