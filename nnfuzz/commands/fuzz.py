@@ -24,6 +24,7 @@ backend cannot run here.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -56,7 +57,33 @@ def campaign_config(cfg):
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
         source=_source(f.get("source")), rewrites=_rewrites(cfg), workers=parse_workers(f.workers),
         executor=_executor(f.executor), ray_address=_ray_address(cfg.ray.address),
+        **_known_fields(f),
     )
+
+
+def _known_fields(f) -> dict:
+    """``fuzz.keep_per_signature``, ``fuzz.known``, ``fuzz.known_file``, ``fuzz.known_kept`` and
+    ``fuzz.steer_known`` (docs/known-bugs.md); the paths are read by ``settle``."""
+    from omegaconf import OmegaConf
+
+    from nnfuzz.errors import ConfigError
+
+    keep = f.get("keep_per_signature", 3)
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+        raise ConfigError(f"fuzz.keep_per_signature={keep!r} must be an integer >= 0 (0: keep every bug's folder)")
+    known = f.get("known") or []
+    known = OmegaConf.to_container(known) if not isinstance(known, (str, list)) else known
+    if isinstance(known, str):
+        known = [known]
+    if not isinstance(known, list) or not all(isinstance(k, str) and k for k in known):
+        raise ConfigError(f"fuzz.known={known!r} must be a list of bug stores or bug folders, e.g. fuzz.known=[old_bugs]")
+    known_file = f.get("known_file")
+    if known_file is not None and not isinstance(known_file, str):
+        raise ConfigError(f"fuzz.known_file={known_file!r} must be the path of a known-bugs YAML file")
+    return {"keep_per_signature": keep, "known": tuple(Path(k) for k in known),
+            "known_file": Path(known_file) if known_file else None,
+            "known_kept": _flag(f.get("known_kept", True), "fuzz.known_kept"),
+            "steer_known": _flag(f.get("steer_known", True), "fuzz.steer_known")}
 
 
 def _rewrites(cfg) -> tuple:
@@ -129,12 +156,20 @@ def run(cfg) -> int:
     cc, oracles = settle(campaign_config(cfg))
     use_rich(cc.ui)  # validates ui= before anything slow
     counters = run_campaign(cc, oracles)
+    from nnfuzz.fuzz.status import bugs_line
+
+    print(bugs_line(counters), file=sys.stderr, flush=True)
     print(json.dumps({
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
         "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,
         "tests_per_s": round(counters.rate(), 2),
         "verdicts": dict(counters.verdicts), "formats": dict(counters.formats), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
+        "bugs": {"new": {"root_causes": counters.new_root_causes, "hits": counters.new_hits,
+                         "folders": counters.new_folders},
+                 "known": {"root_causes": counters.known_root_causes, "hits": counters.known_hits,
+                           "folders": counters.known_folders},
+                 "counted": counters.counted, "replaced": counters.replaced},
         "slow": counters.slow,
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),

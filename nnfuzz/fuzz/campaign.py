@@ -17,6 +17,7 @@ from nnfuzz.fuzz.status import Counters
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.onnx.spec import ExportSpec
+from nnfuzz.triage.known import known_bugs_of
 
 if TYPE_CHECKING:
     from nnfuzz.oracles.base import Oracle
@@ -58,6 +59,12 @@ class CampaignConfig:
     executor: str = "local"              # local | ray | inprocess (the test tier): fuzz/executors.py
     ray_address: Optional[str] = "auto"  # ray.init's address: auto | HOST:PORT | None (start a Ray here)
     tested_seeds: Optional[tuple] = None  # seed ranges the store already tested (fuzz/resume.py; None: not read yet)
+    keep_per_signature: int = 3          # folders kept per signature (known or not); the rest counted (0: keep all)
+    known: Tuple[Path, ...] = ()         # bug stores (or folders) whose bugs are known, beside the kept ones
+    known_file: Optional[Path] = None    # a known-bugs file (YAML) beside bugs/kept/known.yaml
+    known_kept: bool = True              # the repository's kept bugs (bugs/kept/ and its known.yaml) are known
+    steer_known: bool = True             # generation avoids the known bugs' triggers (op x dtype, spelling)
+    known_bugs: Optional[object] = None  # the loaded triage.known.KnownBugs (settle; None: not loaded yet)
 
 
 def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
@@ -68,7 +75,7 @@ def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
     from nnfuzz.oracles.base import campaign_oracles
 
     cc = with_tested_seeds(cc)
-    cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed())
+    cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed(), known_bugs=known_bugs_of(cc))
     return cc, campaign_oracles(cc)
 
 
@@ -157,4 +164,13 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
             export = probe_opsets([s for s in sides if s.format == "onnx"], cc, clock)
         ops, rows = probe_support(first.sandbox, ops, cc, export, clock)
         oracles = tuple(o.start(first.sandbox, cc) for o in oracles)
+    if cc.steer_known:  # the known bugs' triggers are not generated (generate/steer.py)
+        from nnfuzz.generate.steer import steer
+
+        known = known_bugs_of(cc)
+        triggers = known.triggers(cc.backend) + (known.triggers(cc.cmp_with) if cc.cmp_with else [])
+        ops, rows, export, notes = steer(triggers, ops, rows, export, cc.policy)
+        if notes:
+            print(f"known bugs: generation steers away from {len(notes)} trigger(s): {', '.join(notes[:6])}"
+                  + (" ..." if len(notes) > 6 else ""), flush=True)
     return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe)

@@ -247,7 +247,7 @@ class Campaign:
             "export": round(p.timings.get("export_s", 0.0), 4),
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})
         if verdict.is_bug:
-            rec["bug"] = confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec)
+            rec.update(confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec))
         if worker is not None:
             rec["ended"] = round(c.elapsed, 3)
         with self.lock:  # counted and logged at once: campaign_end's count is the tests its log holds

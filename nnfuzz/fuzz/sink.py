@@ -1,12 +1,18 @@
-"""Where a campaign's bugs go (the bug sink): the dedup index, the bug store, the counters of saved bugs,
-bug-aware guidance and the background reducer, one lane at a time under the campaign's lock. The
-campaign process is the store's only writer; saving (fuzz/saving.py) hands each confirmed bug here."""
+"""Where a campaign's bugs go (the bug sink): the dedup index with the known bugs (triage/deduper.py,
+triage/known.py), the bug store, the counters of saved and counted bugs, bug-aware guidance and the
+background reducer, one lane at a time under the campaign's lock. The campaign process is the store's
+only writer; saving (fuzz/saving.py) hands each confirmed bug here.
+
+A bug is saved as a new folder, replaces a larger example of its signature, or is only counted
+(``fuzz.keep_per_signature``); only a new root cause (a signature neither known nor in the store) is
+reduced and tells the guide its trigger."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Tuple
+from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
 from nnfuzz.triage.bugstore import BugStore
-from nnfuzz.triage.dedup import Deduper
+from nnfuzz.triage.deduper import Decision, Deduper, replace_folder
+from nnfuzz.triage.known import known_bugs_of
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
@@ -19,30 +25,57 @@ class BugSink:
         self.cfg, self.lock, self.counters, self.guide, self.clock, self.stop = cfg, lock, counters, guide, clock, stop
         self.note, self.add_seconds, self.tolerances = note, add_seconds, tolerances
         self.store = BugStore(cfg.out)
-        self.dedup = Deduper(cfg.out)
+        self.dedup = Deduper(cfg.out, cfg.keep_per_signature, known_bugs_of(cfg))
         self.reducer = None              # the background reducer (fuzz.reduce), started with the first bug
+        self.hit = {"new": set(), "known": set()}   # signatures this campaign met, by whether they are known
         counters.unique_bugs = self.dedup.unique
 
-    def save(self, meta, err_log: str, verdict, flaky: bool, reducible: bool, **files) -> Tuple[object, object]:
-        """Sign ``meta`` (dedup), save the bug folder (``files``: BugStore.save's), count it, tell the
-        guide and hand a new unique bug to the reducer; (its path, the signed meta)."""
-        with self.lock:  # one lane at a time checks the dedup index and takes a folder (fuzz/pool.py)
-            sig, dup = self.dedup.check(meta, err_log)
-            meta = meta.replace(signature=sig, duplicate_of=dup)
-            path = self.store.save(meta=meta, err_log=err_log, **files)
-            self._count(meta, path, flaky, verdict)
-            if dup is None:
-                self.guide.bug_saved(path, sig)  # bug-aware guidance: its localized op is down-weighted from now on
-            if self.cfg.reduce and dup is None and self.clock.left() > 0 and reducible:
-                self._reduce_later(path)
-        return path, meta
+    def decide(self, meta, err_log: str) -> Decision:
+        """What ``save`` would do with ``meta`` now (a bug only counted need not be re-run)."""
+        with self.lock:
+            return self.dedup.decide(meta, err_log)
 
-    def _count(self, meta, path, flaky: bool, v) -> None:
+    def save(self, meta, err_log: str, verdict, flaky: bool, reducible: bool,
+             **files) -> Tuple[Optional[object], object, Decision]:
+        """Sign ``meta`` (dedup, known bugs), save the bug folder (``files``: BugStore.save's) as a new
+        folder or over a larger example of its signature, or only count it; tell the guide and hand a new
+        root cause to the reducer. (The folder's path or None when only counted, the signed meta, the
+        decision.)"""
+        with self.lock:  # one lane at a time checks the dedup index and takes a folder (fuzz/pool.py)
+            d = self.dedup.decide(meta, err_log)
+            meta = meta.replace(signature=d.signature, duplicate_of=d.duplicate_of)
+            path = None
+            if d.action == "save":
+                path = self.store.save(meta=meta, err_log=err_log, **files)
+                self.dedup.saved(d.signature, path.name, meta.nodes)
+            elif d.action == "replace":
+                path = replace_folder(self.store, d.replace, meta=meta, err_log=err_log, **files)
+                self.dedup.replaced(d.signature, d.replace, meta.nodes)
+            self._count(d, meta, path, flaky, verdict)
+            if d.status == "new":
+                self.guide.bug_saved(path, d.signature)  # bug-aware guidance: its localized op is down-weighted from now on
+            if self.cfg.reduce and d.status == "new" and self.clock.left() > 0 and reducible:
+                self.dedup.pinned.add(path.name)  # never replaced while (or after) the reducer has it
+                self._reduce_later(path)
+        return path, meta, d
+
+    def _count(self, d: Decision, meta, path, flaky: bool, v) -> None:
         n = self.counters
-        self.dedup.saved(meta.signature, path.name)
-        n.bugs_saved += 1
-        n.new_unique += meta.duplicate_of is None
+        group = "known" if d.status == "known" else "new"
+        if d.signature not in self.hit[group] and d.status == "known":
+            self.note(f"known bug hit: {d.known} ({d.signature}); {self.cfg.keep_per_signature or 'every'} "
+                      "example(s) of it are kept in this store, the rest counted")
+        self.hit[group].add(d.signature)
+        n.new_root_causes, n.known_root_causes = len(self.hit["new"]), len(self.hit["known"])
+        setattr(n, f"{group}_hits", getattr(n, f"{group}_hits") + 1)
+        n.counted += d.action == "count"
+        n.replaced += d.action == "replace"
         n.unique_bugs = self.dedup.unique
+        if path is None:
+            return
+        n.bugs_saved += d.action == "save"
+        setattr(n, f"{group}_folders", getattr(n, f"{group}_folders") + (d.action == "save"))
+        n.new_unique += d.status == "new"
         n.flaky += flaky
         n.last_bug = f"{path.name}: {v.label} at {v.stage.value}: {v.summary[:100]}"
 

@@ -142,6 +142,8 @@ class OnnxGraph:
         self.types: Dict[str, Tuple[DType, Optional[tuple]]] = {}
         self.spellings: Dict[str, Dict[str, str]] = {}  # per GraphIR instruction (its first output): key -> choice
         self._where: Optional[str] = None  # the instruction being lowered
+        self._op: Optional[str] = None     # its op's name (the spellings to avoid are per op)
+        self.avoid: frozenset = frozenset()  # (op, key, choice) not drawn while another choice exists
         self._n = 0
 
     # ---- names and types -------------------------------------------------------------------------
@@ -165,8 +167,11 @@ class OnnxGraph:
     # ---- spelling draws --------------------------------------------------------------------------
     def draw(self, key: str, options: Sequence):
         """One of ``options`` (the first when spellings are canonical), recorded for this instruction."""
+        drawn = len(options) > 1
+        if self.avoid and self._op is not None and drawn:  # known bugs' spellings (generate/steer.py)
+            options = [o for o in options if (self._op, key, str(o)) not in self.avoid] or options
         pick = options[0] if self.rng is None or len(options) == 1 else options[int(self.rng.integers(len(options)))]
-        if self._where is not None and len(options) > 1:
+        if self._where is not None and drawn:
             rec = self.spellings.setdefault(self._where, {})
             k, j = key, 1
             while k in rec:

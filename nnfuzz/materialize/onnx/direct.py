@@ -48,6 +48,7 @@ def _inst_rng(spec: ExportSpec, var: str):
 
 def _write(gir: GraphIR, weights, spec: ExportSpec):
     g = OnnxGraph(spec.opset)
+    g.avoid = frozenset(spec.avoid)
     for name, t in gir.vars.items():
         g.declare(name, t.dtype, t.shape)
     inputs = [g.value_info(x) for x in gir.inputs]
@@ -62,7 +63,7 @@ def _write(gir: GraphIR, weights, spec: ExportSpec):
             if how == "input-with-initializer":
                 inputs.append(g.value_info(w))
     for fn, inst in zip(graph_onnx_lowerings(gir), gir.insts):
-        g.rng, g._where = _inst_rng(spec, inst.outputs[0]), inst.outputs[0]
+        g.rng, g._where, g._op = _inst_rng(spec, inst.outputs[0]), inst.outputs[0], inst.op.name
         start = len(g.nodes)
         try:
             out = fn(inst.op, g, *inst.inputs)

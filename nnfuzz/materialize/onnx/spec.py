@@ -33,6 +33,9 @@ class ExportSpec:
     seed: int = 0
     opsets: Optional[Tuple[int, int]] = None   # the range an opset may move in (None: the opset alone)
     timeout_s: float = 30.0
+    # (op, key, choice): spellings not drawn for that op while another choice exists (known bugs' triggers,
+    # generate/steer.py); recorded in meta.json's export so that a replay writes the same model
+    avoid: Tuple[Tuple[str, str, str], ...] = ()
 
     def __post_init__(self):
         if self.via not in VIAS:
@@ -65,7 +68,8 @@ class ExportSpec:
         return dataclasses.replace(self, opset=opset)
 
     def to_json(self) -> dict:
-        return {"via": self.via, "opset": self.opset, "spelling": self.spelling, "seed": self.seed}
+        return {"via": self.via, "opset": self.opset, "spelling": self.spelling, "seed": self.seed,
+                **({"avoid": [list(a) for a in self.avoid]} if self.avoid else {})}
 
     def record(self, spellings: dict) -> dict:
         """meta.json's ``export``: this spec and the spellings drawn per node ({var: {key: choice}})."""
@@ -75,7 +79,10 @@ class ExportSpec:
     def from_json(cls, d: dict) -> "ExportSpec":
         """From meta.json's ``export``; a malformed one is a ConfigError that shows it."""
         try:
+            avoid = tuple(tuple(str(x) for x in a) for a in d.get("avoid") or ())
+            if any(len(a) != 3 for a in avoid):
+                raise ValueError(f"avoid={d.get('avoid')!r} must list [op, key, choice] triples")
             return cls(via=d.get("via", "torch"), opset=int(d.get("opset", 17)),
-                       spelling=d.get("spelling", "canonical"), seed=int(d.get("seed", 0)))
+                       spelling=d.get("spelling", "canonical"), seed=int(d.get("seed", 0)), avoid=avoid)
         except (AttributeError, TypeError, ValueError) as e:
             raise ConfigError(f"export record {d!r} is malformed ({e})") from None
