@@ -11,7 +11,7 @@ from typing import List
 import nnfuzz
 from nnfuzz.report import bugpage
 from nnfuzz.report.charts import bar_chart, esc, line_chart
-from nnfuzz.report.store import TESTED, StoreData
+from nnfuzz.report.store import StoreData
 from nnfuzz.report.timeline import timeline
 
 
@@ -70,7 +70,7 @@ def render(data: StoreData) -> str:
 
 def _header(data: StoreData) -> str:
     systems = sorted({str(b.meta.system) for b in data.bugs})
-    tests = sum(1 for c in data.campaigns for r in c.records if r.get("verdict") in TESTED)
+    tests = sum(c.n_tested for c in data.campaigns)
     return (f"<h1>nnfuzz report: {esc(data.root)}</h1>"
             f'<p class="note">written {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} by nnfuzz '
             f"{esc(nnfuzz.__version__)} (<code>nnfuzz report</code>)</p><p class=\"summary\">"
@@ -96,14 +96,17 @@ def _campaigns(data: StoreData) -> str:
     if not data.has_log:
         return head + (f'<p class="note">{esc(data.root)} has no campaign.jsonl (a store of kept bugs, or one whose '
                        "log was removed): there is nothing to plot over time.</p>")
-    if not any(c.records for c in data.campaigns):
+    if not any(c.n_records for c in data.campaigns):
         return head + '<p class="note">campaign.jsonl holds no test records.</p>'
     tl = timeline(data.campaigns, {b.id: b.signature for b in data.bugs})
     clock = "seconds" if tl.clock == "wall" else "busy seconds (sum of phase times; this log has no t)"
+    if any(c.minutes for c in data.campaigns):
+        head += ('<p class="note">This log was rotated (campaign.NNN.jsonl.bz2 parts): the plots are drawn from '
+                 "its per-minute aggregates, campaign.minutes.jsonl, one point a minute.</p>")
     rows = "".join(
         f"<tr><td>{k + 1}</td><td>{esc(c.header.get('backend', '-'))}</td><td>{esc(c.header.get('oracle', '-'))}</td>"
         f"<td>{esc(c.header.get('seed', '-'))}</td><td>{esc(c.header.get('started', '-'))}</td>"
-        f"<td>{esc(c.header.get('time_s', '-'))}</td><td>{len(c.records)}</td>"
+        f"<td>{esc(c.header.get('time_s', '-'))}</td><td>{c.n_records}</td>"
         f"<td>{esc((c.end or {}).get('stopped') or ('-' if c.end else 'no end line (killed?)'))}</td></tr>"
         for k, c in enumerate(data.campaigns))
     marks = tl.boundaries[1:]

@@ -42,10 +42,20 @@ class BugEntry:
 
 @dataclass
 class Campaign:
-    """One campaign of campaign.jsonl: its header line, its test records (each with ``_line``), its end."""
+    """One campaign of campaign.jsonl: its header line, its test records (each with ``_line``), its end;
+    or, for a log long enough to be rotated, its per-minute aggregates (``minutes``) instead of records."""
     header: dict = field(default_factory=dict)
     records: List[dict] = field(default_factory=list)
     end: Optional[dict] = None
+    minutes: List[dict] = field(default_factory=list)
+
+    @property
+    def n_records(self) -> int:
+        return len(self.records) + sum(sum(m["verdicts"].values()) for m in self.minutes)
+
+    @property
+    def n_tested(self) -> int:
+        return sum(r.get("verdict") in TESTED for r in self.records) + sum(m["tests"] for m in self.minutes)
 
 
 @dataclass
@@ -69,15 +79,22 @@ def gather(root, with_stats: bool = True) -> StoreData:
     bugs = _bugs(root, skipped)
     from nnfuzz.fuzz.runlog import exists
 
+    from nnfuzz.fuzz.runlog import parts
+
     has_log = exists(root / LOG)
-    campaigns = read_log(root / LOG, skipped) if has_log else []
+    campaigns = []
+    if has_log and parts(root / LOG):  # a long log: its minutes (the records of hours would not fit a page)
+        campaigns = read_minute_log(root / LOG, skipped)
+    if has_log and not campaigns:
+        campaigns = read_log(root / LOG, skipped)
     by_id = {b.id: b for b in bugs}
     for k, c in enumerate(campaigns):
-        for r in c.records:
-            if isinstance(r.get("bug"), str):
-                b = by_id.get(Path(r["bug"]).name)
-                if b is not None and b.seen is None:
-                    b.seen = {"campaign": k, "t": r.get("t"), "started": c.header.get("started")}
+        found = [(r["bug"], r.get("t")) for r in c.records if isinstance(r.get("bug"), str)]
+        found += [(name, m["t"] + m["span_s"]) for m in c.minutes for name in m["bugs"]]
+        for bug, t in found:
+            b = by_id.get(Path(bug).name)
+            if b is not None and b.seen is None:
+                b.seen = {"campaign": k, "t": t, "started": c.header.get("started")}
     data = StoreData(root, bugs, campaigns, skipped, has_log)
     if with_stats and bugs:
         data.stats = _stats(root, skipped)
@@ -162,6 +179,49 @@ def read_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
     except (OSError, EOFError) as e:  # (EOFError: a part whose compressed stream ends early)
         skipped.append(Skipped(str(path.name), f"cannot be read: {e}"))
     return campaigns
+
+
+def read_minute_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
+    """The campaigns of a log's campaign.minutes.jsonl (fuzz/runlog.py): headers, minutes, ends; a
+    minute line of the wrong shape is skipped and listed. [] when there is no such file."""
+    from nnfuzz.fuzz.runlog import minutes_path
+
+    mp = minutes_path(path)
+    campaigns: List[Campaign] = []
+    try:
+        lines = mp.read_text(errors="replace").splitlines() if mp.is_file() else []
+    except OSError as e:
+        skipped.append(Skipped(mp.name, f"cannot be read: {e}"))
+        return campaigns
+    for n, line in enumerate(lines, 1):
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            skipped.append(Skipped(f"{mp.name} line {n}", f"not JSON ({e}): {line[:120]}"))
+            continue
+        problem = check_record(rec) or (check_minute(rec["minute"]) if isinstance(rec, dict) and "minute" in rec
+                                        else None)
+        if problem:
+            skipped.append(Skipped(f"{mp.name} line {n}", problem))
+        elif "campaign" in rec:
+            campaigns.append(Campaign(header={**rec["campaign"], "_t": rec.get("t")}))
+        elif campaigns and "campaign_end" in rec:
+            campaigns[-1].end = rec["campaign_end"]
+        elif "minute" in rec:
+            if not campaigns:
+                campaigns.append(Campaign())
+            campaigns[-1].minutes.append(rec["minute"])
+    return campaigns
+
+
+def check_minute(m) -> Optional[str]:
+    """Why a minute aggregate cannot be used (None if it can)."""
+    ok = (isinstance(m, dict) and all(_number(m.get(k)) and m[k] >= 0 for k in ("t", "span_s", "tests", "rate"))
+          and isinstance(m.get("verdicts"), dict) and all(_number(v) for v in m["verdicts"].values())
+          and isinstance(m.get("bugs"), list) and all(isinstance(b, str) for b in m["bugs"])
+          and isinstance(m.get("seconds"), dict) and all(_number(v) for v in m["seconds"].values())
+          and isinstance(m.get("ops_new"), list) and all(isinstance(o, str) for o in m["ops_new"]))
+    return None if ok else f"'minute' must be a minute's aggregate (t, span_s, tests, rate, verdicts, bugs, seconds, ops_new), got {m!r:.80}"
 
 
 def _number(v) -> bool:

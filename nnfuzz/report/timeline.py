@@ -1,6 +1,7 @@
 """The campaign over time, from campaign.jsonl's records: tests per second, verdict counts, op types
 tested (the op type coverage of `nnfuzz stats`, over time), bugs saved and unique signatures, and the
-time share per phase.
+time share per phase. A log long enough to be rotated (fuzz/runlog.py) is drawn from its per-minute
+aggregates instead, one point a minute.
 
 A record's time is its ``t`` (seconds since its campaign started, written since nnfuzz logs it); an
 older log without ``t`` is placed by the running sum of its records' phase seconds, which leaves out
@@ -35,6 +36,8 @@ class Timeline:
 
 def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
     """``signatures``: bug folder name -> signature, to count unique bugs as they were found."""
+    if any(c.minutes for c in campaigns):
+        return _from_minutes(campaigns, signatures)
     wall = all("t" in r for c in campaigns for r in c.records)
     tl = Timeline("wall" if wall else "busy")
     events: List[Tuple[float, dict]] = []
@@ -94,3 +97,46 @@ def _rate(tl: Timeline, events) -> None:
     width = tl.span / BINS
     counts = Counter(min(int(x / width), BINS - 1) for x in tested)
     tl.rate = [((k + 0.5) * width, counts.get(k, 0) / width) for k in range(BINS)]
+
+
+def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
+    """The timeline of a long log from its per-minute aggregates (campaign.minutes.jsonl): each minute is
+    one point at its end (tests/s: at its middle)."""
+    tl = Timeline("wall")
+    verdicts: Counter = Counter()
+    phases: Counter = Counter()
+    ops, sigs = set(), set()
+    saved, offset = 0, 0.0
+    tl.bugs = {"bugs saved": [(0.0, 0)], "unique signatures": [(0.0, 0)]}
+    tl.coverage = [(0.0, 0)]
+    for c in campaigns:
+        tl.boundaries.append(offset)
+        end = offset
+        for m in c.minutes:
+            x = offset + m["t"] + m["span_s"]
+            end = max(end, x)
+            tl.rate.append((offset + m["t"] + m["span_s"] / 2, m["rate"]))
+            verdicts.update(m["verdicts"])
+            for v in m["verdicts"]:
+                tl.verdicts.setdefault(v, [(0.0, 0)])
+            for v, s in tl.verdicts.items():
+                s.append((x, verdicts[v]))
+            if m["ops_new"] and not ops.issuperset(m["ops_new"]):
+                ops.update(m["ops_new"])
+                tl.coverage.append((x, len(ops)))
+            for name in m["bugs"]:
+                saved += 1
+                sig = signatures.get(Path(name).name)
+                if sig is not None and sig not in sigs:
+                    sigs.add(sig)
+            if m["bugs"]:
+                tl.bugs["bugs saved"].append((x, saved))
+                tl.bugs["unique signatures"].append((x, len(sigs)))
+            phases.update(m["seconds"])
+        offset = end
+    tl.span = offset
+    for s in [tl.coverage, *tl.bugs.values()]:
+        if tl.span and s[-1][0] < tl.span:
+            s.append((tl.span, s[-1][1]))
+    tl.phases = phases.most_common()
+    return tl

@@ -90,3 +90,30 @@ def test_campaign_log_lines_carry_t(tmp_path):
     log.close()
     rec = json.loads((tmp_path / "c.jsonl").read_text())
     assert rec["verdict"] == "pass" and 5 <= rec["t"] < 60
+
+
+def test_a_rotated_log_is_drawn_from_its_minutes_and_its_bugs_are_placed(tmp_path, capsys):
+    store = copy_bugs(tmp_path / "s", ["0002"])
+    log = RunLog(store / "campaign.jsonl", rotate_bytes=4000)   # rotated after a few lines
+    log.write({"campaign": {"seed": 7, "backend": "ort-cpu", "oracle": "reference"}, "t": 0.1})
+    for k in range(400):  # 200 s: three whole minutes and a part of a fourth
+        t = round(0.5 * k + 0.3, 3)
+        rec = {"seed": 7 + k, "nodes": 2, "ops": ["Add", f"Op{k % 7}"], "verdict": "unsupported" if k % 4 else "pass",
+               "format": "onnx", "stage": None, "seconds": {"compile": 0.25}, "t": t}
+        if k == 130:
+            rec.update(verdict="crash", bug=str(store / "0000"))
+        log.write(rec)
+    log.write({"campaign_end": {"stopped": None, "tests": 400, "lost": 0}, "t": 200.5})
+    log.close()
+    html, cap = _report(store, tmp_path, capsys)
+    assert "skipped" not in cap.err and "per-minute aggregates" in html
+    assert "<b>400</b> tests logged" in html and "<td>400</td>" in html    # the summary and the campaign's records
+    assert "op types (8)" in html and "bugs saved (1)" in html and "unique signatures (1)" in html
+    from nnfuzz.report.store import gather
+
+    data = gather(store, with_stats=False)
+    (c,) = data.campaigns
+    assert [m["m"] for m in c.minutes] == [0, 1, 2, 3] and sum(m["tests"] for m in c.minutes) == 400
+    assert data.bugs[0].seen["t"] == 120.0    # the end of the minute it was found in (minute 1: 60-120 s)
+    tl = timeline(data.campaigns, {})
+    assert tl.verdicts["pass"][-1][1] == 100 and dict(tl.phases) == {"compile": pytest.approx(100.0)}
