@@ -1,7 +1,10 @@
 """One report per root cause: a frozen signature per bug, and the index of a bug store.
 
 Signatures:
-- crash / timeout: system | symptom | stage | exception type | the op the system names | its innermost
+- crash / timeout whose error names an op downstream of the fault (triage/crash_prefix.py: the graph up
+  to it runs, and a node before it is wrong on its own inputs): system | symptom | stage | that node's op |
+  dtype | kind;
+- other crashes / timeouts: system | symptom | stage | exception type | the op the system names | its innermost
   check with the first line of message after it (triage/rootcause.py), with numbers, hex addresses,
   paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
   frames of a native backtrace;
@@ -78,6 +81,9 @@ def signature(meta, err_log: str = "") -> str:
             op = str(node.get("op", "?")).split("(")[0]
             return f"{system} | inconsistency | {op} | {divergence(meta)}"
         return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
+    root = meta.root_cause
+    if root and root.get("method") == "prefix":  # the fault lies before the op the error names
+        return f"{system} | {symptom} | {meta.stage} | {root.get('op')} | {root.get('dtype')} | {root.get('kind')}"
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"

@@ -63,7 +63,22 @@ def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
     else:
         meta = bug.meta.replace(**{k: getattr(r.meta, k) for k in LOCALIZATION},
                                 extra={**bug.meta.extra, "recheck": record})
+        if meta.symptom == "crash":
+            meta = meta.replace(root_cause=_crash_root(bug, meta, sandbox))
         meta = meta.replace(signature=signature(meta, read_err_log(bug.path)))
         row["signature"] = meta.signature
     atomic_write_text(bug.path / "meta.json", meta.dumps())
     return row
+
+
+def _crash_root(bug, meta, sandbox):
+    from nnfuzz.triage.bugstore import bug_weights, read_err_log
+    from nnfuzz.triage.crash_prefix import crash_root_of
+    from nnfuzz.triage.repro import replay_format, widened_of
+
+    def run(model, inputs):
+        r = sandbox.run_model(model, inputs, fmt=replay_format(bug, sandbox.backend_info))
+        return r.outputs if r.status == "ok" else None
+
+    return crash_root_of(meta, read_err_log(bug.path), bug.gir_text, bug_weights(bug), dict(bug.oracle["input"]),
+                         bug.model_bytes, run, widened_of(meta.system))

@@ -167,3 +167,25 @@ def test_an_agreeing_system_is_not_checked_node_by_node():
     gir = chain(E.Relu(), E.Tanh(), dtype=DType.float64)
     before, verdict, loc = _judge_and_settle(gir, np.linspace(-2, 2, 6))
     assert before == verdict.label == "pass" and loc is None
+
+
+def test_a_crash_named_after_a_later_op_is_charged_to_the_node_whose_shape_is_wrong():
+    """A system whose Relu (node 0) drops a dimension: shape inference then fails at the Softsign after
+    the Tanh, and its error names Softsign. Run up to the Softsign with every value exposed, the first
+    node wrong on its own inputs is the Relu. (No system drops a dimension on demand: the system here is
+    ONNX Runtime with node 0's output sliced.)"""
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.crash_prefix import crash_root_cause, named_instruction
+
+    gir = chain(E.Relu(), E.Tanh(), E.Softsign(), shape=(2, 3))
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    model = build_model(gir, 0, values=({}, {"x": x}))
+    assert named_instruction(gir, model.onnx, "Softsign") == 2 and named_instruction(gir, model.onnx, "Tanh") == 1
+
+    def dropping(m, inputs):
+        got = run_ort(m, inputs)
+        return {k: (v[:1] if k == "v0" else v) for k, v in got.items()}
+
+    root = crash_root_cause(gir, {}, {"x": x}, model.onnx, "Softsign", dropping)
+    assert (root["op"], root["kind"], root["index"], root["method"], root["named"]) == ("Relu", "shape", 0, "prefix", "Softsign")
+    assert crash_root_cause(gir, {}, {"x": x}, model.onnx, "Softsign", run_ort) is None  # a clean prefix: as reported

@@ -140,3 +140,11 @@ def test_every_builtin_op_declares_its_budget():
 @pytest.mark.parametrize("name", ["MatMul", "Conv2d", "ReduceMean", "Softmax", "LayerNorm"])
 def test_accumulating_ops_scale_their_budget(name):
     assert R[name].accuracy.accumulates and R[name].accuracy.per_term > 0
+
+
+def test_a_crash_charged_to_an_earlier_node_is_signed_by_that_node():
+    root = {"op": "ResizeNearestOnnx", "dtype": "float32", "kind": "shape", "index": 0, "method": "prefix",
+            "named": "HardSigmoid"}
+    metas = [BugMeta(system="openvino-cpu", symptom="crash", stage="compile", summary=f"RuntimeError: {op} failed",
+                     root_cause={**root, "named": op}) for op in ("HardSigmoid", "Pad")]
+    assert signature(metas[0]) == signature(metas[1]) == "openvino-cpu | crash | compile | ResizeNearestOnnx | float32 | shape"

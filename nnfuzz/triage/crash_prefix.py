@@ -1,0 +1,77 @@
+"""The root cause of a crash whose error names an op downstream of the fault.
+
+A system's error names the op where it gave up (OpenVINO's shape inference fails at a HardSigmoid whose
+input already has the wrong shape, because a Resize before it computed one). The graph up to that op, with
+every value exposed, is run on the system; the first node whose own output shape, dtype or values are
+wrong on the system's own inputs (triage/local_error.py) is the root cause (method "prefix"), and the crash's
+signature names it instead of the op the message names. When the prefix runs clean, or fails itself, the
+crash stays as the system reports it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable, Optional
+
+import numpy as np
+
+from nnfuzz.gir import GraphIR
+
+_INDEX = re.compile(r"_(\d+)$")   # the direct exporter names each node <OpType>_<instruction index>
+
+
+def named_instruction(gir: GraphIR, onnx_model, op: str) -> Optional[int]:
+    """The index of the first instruction lowered to an ONNX node of type ``op`` (or of our op ``op``)."""
+    for node in onnx_model.graph.node if onnx_model is not None else ():
+        m = _INDEX.search(node.name)
+        if node.op_type == op and m and int(m.group(1)) < len(gir.insts):
+            return int(m.group(1))
+    return next((k for k, inst in enumerate(gir.insts) if inst.op.name == op), None)
+
+
+def prefix(gir: GraphIR, k: int) -> GraphIR:
+    """The graph of the instructions before ``k``, every value an output."""
+    insts = gir.insts[:k]
+    used = {v for inst in insts for v in inst.inputs} | {v for inst in insts for v in inst.outputs}
+    return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
+                               inputs=[i for i in gir.inputs if i in used], weights=[w for w in gir.weights if w in used],
+                               insts=list(insts), outputs=[v for inst in insts for v in inst.outputs])
+
+
+def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
+                     run: Callable, export=True, widened=()) -> Optional[dict]:
+    """BugMeta.root_cause for a crash at ``failing_op`` (the op the system's error names), or None."""
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.local_error import scan
+
+    k = named_instruction(gir, onnx_model, failing_op) if failing_op else None
+    if not k:
+        return None
+    head = prefix(gir, k)
+    w = {n: np.asarray(weights[n]) for n in head.weights}
+    x = {n: np.asarray(inputs[n]) for n in head.inputs}
+    model = build_model(head, 0, export=export, values=(w, x))
+    got = run(model, x)
+    if got is None:
+        return None
+    found = scan(head, w, x, got, widened)
+    if found.root is None:
+        return None
+    return {**found.root.to_meta("prefix"), "named": failing_op}
+
+
+def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs, model_bytes: Optional[bytes],
+                  run: Callable, widened=()) -> Optional[dict]:
+    """``crash_root_cause`` for a saved or about-to-be-saved crash (its BugMeta and error text); None for a
+    folder without a graph, a model other than ONNX, or an error that names no op."""
+    import onnx
+
+    from nnfuzz.triage.rootcause import root_cause
+
+    if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
+        return None
+    op, _ = root_cause(str(meta.summary), err_text, meta.system)
+    if not op:
+        return None
+    model = onnx.load_model_from_string(model_bytes)
+    return crash_root_cause(GraphIR.loads(gir_text), weights, inputs, model, op, run, meta.export_spec(), widened)
