@@ -24,7 +24,9 @@ def campaign(backend: str, minutes: float, seed: int, out: Path, bugs: bool) -> 
     if run.returncode != 0:
         sys.exit(f"campaign failed (exit {run.returncode}): {' '.join(cmd)}\n{run.stderr[-3000:]}")
     metas = [json.loads((p / "meta.json").read_text()) for p in sorted(out.iterdir()) if p.name.isdigit()]
-    log = [json.loads(line) for line in (out / "campaign.jsonl").read_text().splitlines()]
+    from nnfuzz.fuzz.runlog import read_log
+
+    log = list(read_log(out))  # (its rotated parts too)
     end = [r["campaign_end"] for r in log if "campaign_end" in r][-1]
     state = json.loads((out / "guide_state.json").read_text())
     unique = [m for m in metas if not m.get("duplicate_of")]

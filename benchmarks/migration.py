@@ -51,8 +51,9 @@ def run(backend: str, corpus: Path, limit: int, work: Path) -> dict:
     if r.returncode != 0:
         sys.exit(f"{backend}: the campaign failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
     tested, fault_of = [], {}
-    for line in (out / "campaign.jsonl").read_text().splitlines():
-        rec = json.loads(line)
+    from nnfuzz.fuzz.runlog import read_log
+
+    for rec in read_log(out):  # (its rotated parts too)
         if "migration" not in rec or "verdict" not in rec:
             continue
         tid = rec["migration"]["folder"]

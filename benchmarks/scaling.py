@@ -43,7 +43,10 @@ def campaign(backend: str, executor: str, workers: int, seconds: float, producer
 
 
 def _log(path: Path) -> list:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+    """The campaign log's records, its rotated parts too (fuzz/runlog.py)."""
+    from nnfuzz.fuzz.runlog import exists, read_log
+
+    return list(read_log(path)) if exists(path) else []
 
 
 def main() -> None:
