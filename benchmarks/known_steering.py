@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import io
 import dataclasses
 import json
 import re
@@ -37,7 +39,7 @@ def probe_rows() -> dict:
     return {op: {parse_row(k) for k, ok in rows.items() if ok} for op, rows in cached.items()}
 
 
-def classify(error: BaseException, kept: dict) -> str:
+def classify(error: BaseException, printed: str, kept: dict) -> str:
     from nnfuzz.backends.known import classify as known_limitation
     from nnfuzz.triage.dedup import signature
     from nnfuzz.triage.meta import BugMeta
@@ -46,7 +48,7 @@ def classify(error: BaseException, kept: dict) -> str:
     if known_limitation("tvm", text) is not None:
         return "known limitation"
     meta = BugMeta(system="tvm-cpu", symptom="crash", stage="compile", summary=text.splitlines()[0][:300])
-    sig = signature(meta, text)
+    sig = signature(meta, f"{printed}\n{text}")
     return f"kept {kept[sig]}" if sig in kept else "other"
 
 
@@ -81,11 +83,13 @@ def measure(n: int, steer: bool) -> dict:
         except Exception as e:  # noqa: BLE001 - a model nnfuzz could not write is counted apart
             out[f"not written ({type(e).__name__})"] += 1
             continue
+        said = io.StringIO()  # the frontend prints the op it failed on ("Error converting operator X"), as in err.log
         try:
-            from_onnx(model.onnx, keep_params_in_input=False)
+            with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                from_onnx(model.onnx, keep_params_in_input=False)
             out["imported"] += 1
         except Exception as e:  # noqa: BLE001 - the frontend refusing a model is the measured outcome
-            what = classify(e, kept)
+            what = classify(e, said.getvalue(), kept)
             out[what] += 1
             if what == "other":
                 from nnfuzz.triage.dedup import normalize

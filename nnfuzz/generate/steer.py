@@ -4,7 +4,7 @@ generated again, so the rest of each model gets tested instead of stopping at th
 A trigger (nnfuzz/triage/known.py ``KnownBugs.triggers``) names an op and either an input dtype row
 (``dtypes``, from a kept folder's node), a dtype (``dtype``: every row with that dtype among its inputs
 or outputs, from a known-bugs file entry), or neither (every row), and optionally spellings
-(``spelling``: [(key, choice)]). Without spellings its rows are left out of the rows the generator draws
+(``spelling``: [(key, choice)]; op ``*``: every op's). Without spellings its rows are left out of the rows the generator draws
 from (the op's other rows stay; an op left with no row is left out); with spellings the rows stay and
 the ONNX writer draws another choice for those keys of that op (ExportSpec ``avoid``, recorded in
 meta.json's ``export`` so a replay writes the same model).
@@ -26,6 +26,11 @@ def steer(triggers: List[dict], ops: List[type], rows: Dict[str, set], export, p
     avoid, notes = set(getattr(export, "avoid", ()) or ()), []
     for t in triggers:
         cls = by_name.get(t["op"])
+        if t["op"] == "*" and t.get("spelling"):  # a spelling every op avoids
+            new = {("*", key, choice) for key, choice in t["spelling"]} - avoid
+            avoid |= new
+            notes += [f"every op spelled {k}={c}" for _, k, c in sorted(new)]
+            continue
         if cls is None:
             continue
         if t.get("spelling"):

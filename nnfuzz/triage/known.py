@@ -35,7 +35,7 @@ class Entry:
     where: str                               # "<file> entry <k>"
     system: Optional[str] = None
     ops: Optional[Tuple[str, ...]] = None
-    dtype: Optional[str] = None
+    dtypes: Optional[Tuple[str, ...]] = None
     kind: Optional[str] = None
     message: Optional[str] = None            # a regex
     spelling: Tuple[Tuple[str, str], ...] = ()  # (key, choice) the ONNX writer avoids for the entry's ops
@@ -48,7 +48,7 @@ class Entry:
             return False
         if self.ops is not None and cause.get("op") not in self.ops:
             return False
-        if self.dtype is not None and cause.get("dtype") != self.dtype:
+        if self.dtypes is not None and cause.get("dtype") not in self.dtypes:
             return False
         if self.kind is not None and cause.get("kind") != self.kind:
             return False
@@ -101,10 +101,10 @@ class KnownBugs:
             if f.system == system and not any(link and f.path.endswith(link) for link in linked):
                 out += [{"bug": f.path, "op": op, "dtypes": list(dts), "dtype": None, "spelling": []}
                         for op, dts in f.triggers]
-        for e in self.entries:
-            if e.steer and e.ops and e.system in (None, system):
-                out += [{"bug": e.where, "op": op, "dtypes": None, "dtype": e.dtype, "spelling": list(e.spelling)}
-                        for op in e.ops]
+        for e in self.entries:  # an entry with a spelling and no op: that spelling of every op ("*")
+            if e.steer and (e.ops or e.spelling) and e.system in (None, system):
+                out += [{"bug": e.where, "op": op, "dtypes": None, "dtype": dt, "spelling": list(e.spelling)}
+                        for op in (e.ops or ("*",)) for dt in (e.dtypes or (None,))]
         return out
 
     def __len__(self) -> int:
@@ -257,7 +257,7 @@ def _entry(where: str, item) -> Entry:
     unknown = [k for k in item if k not in FIELDS]
     if unknown:
         raise ConfigError(f"{where}: unknown field {unknown[0]!r}; valid fields: {list(FIELDS)}")
-    for field in ("system", "dtype", "kind", "message", "note", "link"):
+    for field in ("system", "kind", "message", "note", "link"):
         if item.get(field) is not None and not isinstance(item[field], str):
             raise bad(field, "must be a string")
     system = item.get("system")
@@ -268,9 +268,11 @@ def _entry(where: str, item) -> Entry:
         ops = [ops]
     if ops is not None and (not isinstance(ops, list) or not ops or not all(isinstance(o, str) and o for o in ops)):
         raise bad("op", "must be an op name or a list of op names (as meta.json's root_cause names them)")
-    dtype = item.get("dtype")
-    if dtype is not None and dtype not in [d.value for d in DType]:
-        raise bad("dtype", f"is not a dtype; valid: {[d.value for d in DType]}")
+    dtypes = item.get("dtype")
+    dtypes = [dtypes] if isinstance(dtypes, str) else dtypes
+    if dtypes is not None and (not isinstance(dtypes, list) or not dtypes
+                               or any(d not in [x.value for x in DType] for d in dtypes)):
+        raise bad("dtype", f"is not a dtype or a list of dtypes; valid: {[d.value for d in DType]}")
     kind = item.get("kind")
     if kind is not None and kind not in KINDS:
         raise bad("kind", f"is not a kind; valid: {list(KINDS)}")
@@ -288,5 +290,5 @@ def _entry(where: str, item) -> Entry:
                               "e.g. {shape: computed}")
     if not isinstance(item.get("steer", True), bool):
         raise bad("steer", "must be true or false")
-    return Entry(where, system, tuple(ops) if ops else None, dtype, kind, message, tuple(sorted(spelling.items())),
+    return Entry(where, system, tuple(ops) if ops else None, tuple(dtypes) if dtypes else None, kind, message, tuple(sorted(spelling.items())),
                  item.get("note") or "", item.get("link") or "", item.get("steer", True))

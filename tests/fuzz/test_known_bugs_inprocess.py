@@ -114,6 +114,9 @@ def test_the_repository_known_bugs_load_and_name_the_shrink_precision_bug():
     triggers = known.triggers("ort-cpu")
     assert {"bug", "op", "dtypes", "dtype", "spelling"} <= set(triggers[0])
     assert {t["op"] for t in triggers if t["dtype"] == "float64"} == {"Shrink", "Softshrink", "Hardshrink"}
+    tvm = known.triggers("tvm-cpu")  # an entry's dtype list, and a spelling of every op (no op named)
+    assert {t["dtype"] for t in tvm if t["op"] == "ThresholdedRelu"} >= {"float16", "float64"}
+    assert any(t["op"] == "*" and ("shape", "computed") in t["spelling"] for t in tvm)
 
 
 def _graphs(policy, ops, rows, n=30):
@@ -177,3 +180,9 @@ def test_steering_avoids_a_triggers_spelling_and_the_record_replays_it():
             shapes[steered] |= {s.get("shape") for v, s in model.spellings.items() if op_of.get(v) == "Reshape"}
     assert "computed" in shapes[False] and shapes[True] == {"constant"}, shapes
     assert ExportSpec.from_json(spec.record({})).avoid == spec.avoid  # meta.json's export keeps it
+    # a spelling with no op named: every op avoids it
+    _, _, every, notes = steer([{**trigger, "op": "*"}], ops, {}, ExportSpec(opset=17), policy)
+    assert every.avoid == (("*", "shape", "computed"),) and notes == ["every op spelled shape=computed"]
+    for gir in _graphs(policy, ops, {}, 12):
+        model = build_model(gir, 3, export=every.for_model(3))
+        assert all(s.get("shape") in (None, "constant") for s in model.spellings.values()), model.spellings

@@ -169,7 +169,8 @@ class OnnxGraph:
         """One of ``options`` (the first when spellings are canonical), recorded for this instruction."""
         drawn = len(options) > 1
         if self.avoid and self._op is not None and drawn:  # known bugs' spellings (generate/steer.py)
-            options = [o for o in options if (self._op, key, str(o)) not in self.avoid] or options
+            options = [o for o in options if (self._op, key, str(o)) not in self.avoid
+                       and ("*", key, str(o)) not in self.avoid] or options
         pick = options[0] if self.rng is None or len(options) == 1 else options[int(self.rng.integers(len(options)))]
         if self._where is not None and drawn:
             rec = self.spellings.setdefault(self._where, {})
