@@ -30,7 +30,7 @@ def test_kept_bugs_table_sections_and_duplicates(tmp_path, capsys):
         assert '<svg class="graph"' in sec and '<pre class="err">' in sec
         assert f"nnfuzz repro {store / i}" in sec and "import onnx" in sec
     assert "1 (0001)" in html and "no campaign.jsonl" in html
-    assert "10 → 3" in html  # bug 0000's reduction
+    assert "10 → 1" in html  # bug 0000's reduction (to the single Shrink: bugs/kept/0000)
     assert html.count("<script>") == 1 and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
 
 
