@@ -209,7 +209,7 @@ class RunLog:
 
     def __init__(self, path: Optional[Path], started: Optional[float] = None, rotate_bytes: int = ROTATE_BYTES):
         self.fh, self.path, self.started, self.rotate_bytes = None, path, started, rotate_bytes
-        self.minutes, self._mfh, self._threads, self.size = Minutes(), None, [], 0
+        self.minutes, self._mfh, self._threads, self.size, self._next = Minutes(), None, [], 0, None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             for p in path.parent.glob(_stem(path) + ".*.jsonl"):   # parts a killed campaign left plain
@@ -257,9 +257,11 @@ class RunLog:
     def _rotate(self) -> None:
         """The live file becomes the next part (a rename: atomic); it is compressed in the background."""
         self.fh.close()
-        done = parts(self.path)
-        k = int(re.search(r"\.(\d+)\.jsonl", done[-1].name).group(1)) + 1 if done else 0
-        part = self.path.with_name(f"{_stem(self.path)}.{k:03d}.jsonl")
+        if self._next is None:   # (the folder is listed once: it may hold thousands of bug folders)
+            done = parts(self.path)
+            self._next = int(re.search(r"\.(\d+)\.jsonl", done[-1].name).group(1)) + 1 if done else 0
+        part = self.path.with_name(f"{_stem(self.path)}.{self._next:03d}.jsonl")
+        self._next += 1
         os.replace(self.path, part)
         self._open()
         th = threading.Thread(target=self._compress, args=(part,), name="nnfuzz-log-compress", daemon=True)
