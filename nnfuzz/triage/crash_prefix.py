@@ -70,7 +70,7 @@ def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs,
 
     if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
         return None
-    op, _ = root_cause(str(meta.summary), err_text, meta.system)
+    op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)
     if not op:
         return None
     model = onnx.load_model_from_string(model_bytes)
