@@ -175,26 +175,3 @@ def _readme(index: dict) -> str:
     for b in index["unreadable"]:
         lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | |")
     return "\n".join(lines) + "\n"
-
-
-class Deduper:
-    """The campaign's view: signatures already in the store, and each new bug's status."""
-
-    def __init__(self, root):
-        self.first: Dict[str, str] = {}
-        root = Path(root)
-        if root.is_dir():
-            for g in index_store(root)["groups"]:
-                self.first[g["signature"]] = g["folders"][0]
-
-    def check(self, meta, err_log: str) -> tuple:
-        """(signature, the folder this duplicates or None)."""
-        sig = signature(meta, err_log)
-        return sig, self.first.get(sig)
-
-    def saved(self, sig: str, folder: str) -> None:
-        self.first.setdefault(sig, folder)
-
-    @property
-    def unique(self) -> int:
-        return len(self.first)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Dict, List
 
 from nnfuzz.triage.bugstore import BUG_DIR, BugStore, load_bug, read_err_log
-from nnfuzz.triage.dedup import Deduper, write_index
+from nnfuzz.triage.dedup import write_index
+from nnfuzz.triage.deduper import Deduper
 from nnfuzz.triage.folder import BugFolderError
 from nnfuzz.triage.meta import write_meta
 

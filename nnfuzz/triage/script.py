@@ -43,6 +43,7 @@ _TAIL = '''
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
     assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
+    assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != expected {want.dtype}"
     if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from nnfuzz.cli import main
-from nnfuzz.triage.dedup import Deduper, index_store, normalize, signature
+from nnfuzz.triage.dedup import index_store, normalize, signature
+from nnfuzz.triage.deduper import Deduper
 
 ORT_FUSION = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Exception during initialization: "
               "/onnxruntime_src/onnxruntime/core/optimizer/relu_clip_fusion.cc:83 virtual "
