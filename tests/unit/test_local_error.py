@@ -39,7 +39,7 @@ def test_a_float64_op_computed_in_float32_is_a_precision_fault_far_beyond_its_bu
     op = R["Shrink"](lambd=0.5, bias=1.0)
     x = RNG.normal(size=(6, 7)) * 3
     e = one(op, [x], shrink_f32(x, 0.5, 1.0), "float64")
-    assert e.kind == "precision" and e.ulps > 1e6 and e.budget == 1.0, e
+    assert e.kind == "precision" and e.ulps > 1e6 and e.budget <= 4, e  # Shrink is x -+ bias: correctly rounded
     right = one(op, [x], np.where(x > 0.5, x - 1.0, np.where(x < -0.5, x + 1.0, 0.0)), "float64")
     assert right.kind is None and right.ulps == 0.0
 
@@ -80,7 +80,8 @@ def test_reductions_are_allowed_an_ulp_per_accumulated_term():
     for k in range(512):  # a left-to-right float32 sum: rounding at every step, as a simple kernel does
         naive = (naive + x[:, k]).astype(np.float32)
     e = one(op, [x], naive, "float32")
-    assert e.kind is None and e.budget == 4 + 512, e
+    acc = R["ReduceSum"].accuracy
+    assert e.kind is None and e.budget == acc.ulps + acc.per_term * 512 and acc.per_term >= 1, e
     assert accumulated("inner", [(3, 17), (17, 5)], [(3, 5)]) == 17
     # a convolution: channels x window, read either way round (Conv's O x C/g or ConvTranspose's C x O/g)
     assert accumulated("kernel", [(1, 4, 8, 8), (6, 2, 3, 3)], [(1, 6, 6, 6)]) == 54
