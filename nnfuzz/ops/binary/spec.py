@@ -77,6 +77,7 @@ class Div(BinaryOp):
     ORT), and random integer inputs hit zero often."""
     domains = {1: NONZERO}
     in_dtypes, out_dtypes = _rows(DTYPE_FLOATS)
+    accuracy = Accuracy(2)  # not always correctly rounded: OpenVINO's float32 Div measured 0.9 ulps (docs/accuracy.md)
 
 
 class Pow(BinaryOp):

@@ -95,7 +95,7 @@ class ScatterElements(AbsOpBase):
     except along the axis. With ``reduction="none"`` repeated targets are undefined, so idx is distinct
     along the axis (updates' axis dim <= data's); with add/mul/max/min (ONNX opset 16/18) the target is
     combined with every update sent to it, so idx repeats."""
-    accuracy = EXACT
+    accuracy = Accuracy(4)  # add/mul round once per update, repeated targets in any order (docs/accuracy.md)
     family = "indexing"
     in_dtypes = [(d, d) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
@@ -125,7 +125,7 @@ class ScatterND(AbsOpBase):
     ``k`` dims) each receive a slice of ``updates`` (``[n] + data.shape[k:]``), or combine with it
     (``reduction``, ONNX opset 16/18). Distinct by construction: needs n <= data.shape[0]. Ranks are
     per instance: data has ``k + tail`` dims, updates ``1 + tail``."""
-    accuracy = EXACT
+    accuracy = Accuracy(2)  # add/mul round: 0.5..0.6 ulps measured on all three systems (docs/accuracy.md)
     family = "indexing"
     in_dtypes = [(d, d) for d in DTYPE_ALL]
     out_dtypes = [(d,) for d in DTYPE_ALL]
