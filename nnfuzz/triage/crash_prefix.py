@@ -10,22 +10,21 @@ crash stays as the system reports it.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Callable, Optional
 
 import numpy as np
 
 from nnfuzz.gir import GraphIR
 
-_INDEX = re.compile(r"_(\d+)$")   # the direct exporter names each node <OpType>_<instruction index>
-
-
 def named_instruction(gir: GraphIR, onnx_model, op: str) -> Optional[int]:
     """The index of the first instruction lowered to an ONNX node of type ``op`` (or of our op ``op``)."""
+    from nnfuzz.triage.onnx_nodes import instruction_of
+
     for node in onnx_model.graph.node if onnx_model is not None else ():
-        m = _INDEX.search(node.name)
-        if node.op_type == op and m and int(m.group(1)) < len(gir.insts):
-            return int(m.group(1))
+        if node.op_type == op:
+            k = instruction_of(gir, onnx_model, node)
+            if k is not None:
+                return k
     return next((k for k, inst in enumerate(gir.insts) if inst.op.name == op), None)
 
 
@@ -57,7 +56,7 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
     found = scan(head, w, x, got, widened)
     if found.root is None:
         return None
-    return {**found.root.to_meta("prefix"), "named": failing_op}
+    return {**found.root.name_by_model(head, getattr(model, "onnx", None)).to_meta("prefix"), "named": failing_op}
 
 
 def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs, model_bytes: Optional[bytes],

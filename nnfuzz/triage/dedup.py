@@ -9,7 +9,8 @@ Signatures:
   paths, quoted names, graph names and ONNX node names stripped | the function names of the top three
   frames of a native backtrace;
 - inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
-  whose own error passes its accuracy budget, triage/local_error.py) | its dtype | the kind of error
+  whose own error passes its accuracy budget, triage/local_error.py; named as the system ran it where its
+  ONNX lowering is one node: Softshrink is Shrink) | its dtype | the kind of error
   (shape, dtype, missing, non-finite, values, precision). One fault gives one signature however its
   error grows downstream. Folders without a root cause (saved before it existed, or localized by first
   divergence alone): the op at the first divergent node | the nature of the divergence; ``unlocalized``
@@ -75,7 +76,7 @@ def signature(meta, err_log: str = "") -> str:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
         root = meta.root_cause
         if root and root.get("method") == "local-error":
-            return f"{system} | inconsistency | {root.get('op')} | {root.get('dtype')} | {root.get('kind')}"
+            return f"{system} | inconsistency | {_root_op(root)} | {root.get('dtype')} | {root.get('kind')}"
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
@@ -83,7 +84,7 @@ def signature(meta, err_log: str = "") -> str:
         return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
     root = meta.root_cause
     if root and root.get("method") == "prefix":  # the fault lies before the op the error names
-        return f"{system} | {symptom} | {meta.stage} | {root.get('op')} | {root.get('dtype')} | {root.get('kind')}"
+        return f"{system} | {symptom} | {meta.stage} | {_root_op(root)} | {root.get('dtype')} | {root.get('kind')}"
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
@@ -94,6 +95,11 @@ def signature(meta, err_log: str = "") -> str:
     if meta.signal:
         parts.append(f"signal {meta.signal}")
     return " | ".join(parts + frames)
+
+
+def _root_op(root: dict) -> str:
+    """The root cause's op as the system ran it (its one ONNX node's type), else nnfuzz's op."""
+    return str(root.get("system_op") or root.get("op"))
 
 
 def divergence(meta) -> str:

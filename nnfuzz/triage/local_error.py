@@ -40,11 +40,22 @@ class NodeError:
     ulps: float              # its own error (float outputs; integer/bool: the count of differing elements)
     budget: float
     note: str = ""
+    system_op: Optional[str] = None  # the one op the system ran for this node (``name_by_model``)
 
     def to_meta(self, method: str = "local-error") -> dict:
         return {"op": self.op, "dtype": self.dtype, "kind": self.kind, "index": self.index, "var": self.var,
                 "ulps": _finite_or_str(self.ulps), "budget": self.budget, "method": method,
+                **({"system_op": self.system_op} if self.system_op else {}),
                 **({"note": self.note} if self.note else {})}
+
+    def name_by_model(self, gir, onnx_model) -> "NodeError":
+        """Name the op the system ran where the node's ONNX lowering is one node (nnfuzz's Shrink, Softshrink
+        and Hardshrink are each one ONNX Shrink), so one fault of the system's kernel is one root cause
+        whichever of nnfuzz's ops drew it."""
+        from nnfuzz.triage.onnx_nodes import single_op
+
+        self.system_op = single_op(gir, onnx_model, self.var)
+        return self
 
 
 def _finite_or_str(x: float):

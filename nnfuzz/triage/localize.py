@@ -111,6 +111,8 @@ def local_check(gir: GraphIR, weights, inputs, run, tolerances, export=True, ori
             return LocalCheck(model, got, None, "exposing every value changed what the system computes "
                                                 f"({same.summary}): the first divergent node stands in")
     local = scan(gir, weights, inputs, got, widened)
+    if local.root is not None:
+        local.root.name_by_model(gir, getattr(model, "onnx", None))
     note = "; ".join(f"{v}: not judged ({why})" for v, why in list(local.skipped.items())[:3])
     return LocalCheck(model, got, local, note)
 

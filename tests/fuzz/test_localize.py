@@ -189,3 +189,18 @@ def test_a_crash_named_after_a_later_op_is_charged_to_the_node_whose_shape_is_wr
     root = crash_root_cause(gir, {}, {"x": x}, model.onnx, "Softsign", dropping)
     assert (root["op"], root["kind"], root["index"], root["method"], root["named"]) == ("Relu", "shape", 0, "prefix", "Softsign")
     assert crash_root_cause(gir, {}, {"x": x}, model.onnx, "Softsign", run_ort) is None  # a clean prefix: as reported
+
+
+def test_one_kernel_fault_drawn_by_two_of_nnfuzzs_ops_is_one_root_cause():
+    """nnfuzz's Softshrink is written as one ONNX Shrink: ORT's float64 Shrink fault found through it is
+    signed Shrink, as when nnfuzz's own Shrink draws it."""
+    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.meta import BugMeta
+
+    sigs = set()
+    for op in (OP_REGISTRY["Shrink"](lambd=0.5, bias=0.5), OP_REGISTRY["Softshrink"](lambd=0.5)):
+        gir = chain(E.Abs(), op, dtype=DType.float64, shape=(4, 6))
+        _, verdict, loc = _judge_and_settle(gir, np.random.default_rng(5).uniform(3, 10, size=(4, 6)))
+        assert loc is not None and loc.root_cause["index"] == 1, (op, verdict, loc)
+        sigs.add(signature(BugMeta(system="ort-cpu", symptom="inconsistency", root_cause=loc.root_cause)))
+    assert sigs == {"ort-cpu | inconsistency | Shrink | float64 | precision"}

@@ -1,0 +1,39 @@
+"""Where a GraphIR instruction is in the ONNX model written for it: the exporter names each instruction's
+output after its var and the nodes in between after temporaries (``_slic8``), so a node belongs to the
+instruction whose var its outputs reach first."""
+from __future__ import annotations
+
+from typing import Optional
+
+
+def instruction_of(gir, onnx_model, node) -> Optional[int]:
+    """The index of the instruction whose lowering holds ``node``: follow its outputs through temporaries
+    to the first GraphIR var."""
+    made = {v: k for k, inst in enumerate(gir.insts) for v in inst.outputs}
+    consumers = {}
+    for n in onnx_model.graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    todo, seen = list(node.output), set()
+    while todo:
+        name = todo.pop(0)
+        if name in made:
+            return made[name]
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(o for c in consumers.get(name, ()) for o in c.output)
+    return None
+
+
+def single_op(gir, onnx_model, var: str) -> Optional[str]:
+    """The type of the one ONNX node that computes ``var`` from GraphIR vars and constants alone (nnfuzz's
+    Softshrink written as one Shrink), or None when its lowering takes several nodes."""
+    if onnx_model is None:
+        return None
+    graph = onnx_model.graph
+    consts = {o for n in graph.node if n.op_type == "Constant" for o in n.output} | {t.name for t in graph.initializer}
+    node = next((n for n in graph.node if var in n.output), None)
+    if node is None or any(i and i not in gir.vars and i not in consts for i in node.input):
+        return None
+    return node.op_type
