@@ -9,6 +9,7 @@ folder changes; meta.json is replaced atomically.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Callable, Dict, List
@@ -51,9 +52,11 @@ def recheck_store(root: Path, tolerances, make_sandbox: Callable, note: Callable
 def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
     from nnfuzz.triage.bugstore import read_err_log
     from nnfuzz.triage.dedup import signature
-    from nnfuzz.triage.repro import NOT_REPRODUCED, replay
+    from nnfuzz.triage.repro import NOT_REPRODUCED, OTHER_FAILURE, REPRODUCED, replay
 
     r = replay(bug, sandbox, tolerances)
+    if r.outcome == OTHER_FAILURE and r.verdict.label == bug.meta.symptom:
+        r = dataclasses.replace(r, outcome=REPRODUCED)  # the same symptom: re-signing is what a recheck is for
     row = {"id": bug.path.name, "outcome": r.outcome, "before": before}
     record = {"outcome": r.outcome, "version": r.version, "verdict": r.verdict.label}
     if r.outcome == NOT_REPRODUCED:
@@ -67,6 +70,7 @@ def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
             meta = meta.replace(root_cause=_crash_root(bug, meta, sandbox))
         meta = meta.replace(signature=signature(meta, read_err_log(bug.path)))
         row["signature"] = meta.signature
+        record["signature_changed"] = meta.signature != before
     atomic_write_text(bug.path / "meta.json", meta.dumps())
     return row
 
