@@ -11,8 +11,9 @@ are judged by ``node_errors`` (nnfuzz/triage/local_error.py) against the numpy r
 with the system's precision allowance as a campaign applies it. TVM's batches alternate between ONNX
 import and Relax-native models (``--tvm-format``). tvm-cpu gets ``--tvm-seeds`` seeds (default 1).
 
-Migrated ONNX node tests (``--onnx-node``, default on): each single-node case whose op type names one of
-nnfuzz's ops (or an alias below) runs on each system, measured against the test's expected outputs by the
+Migrated ONNX node tests (on unless ``--no-onnx-node``; on tvm-cpu only with ``--tvm-node-tests``: one
+compile per test, about 6 minutes more): each single-node case whose op type names one of nnfuzz's ops
+(or an alias below) runs on each system, measured against the test's expected outputs by the
 same ulp measure and that op's budget (the expected outputs were computed by numpy, often in the output
 dtype: a correct kernel may show an ulp or so more than against the float64 reference).
 
@@ -22,7 +23,9 @@ Rows with a sample beyond its budget are flagged ``!``.
 
     python benchmarks/ulp_calibration.py [--systems ort-cpu,openvino-cpu,tvm-cpu] [--seeds 3]
         [--tvm-seeds 1] [--ops Add,Exp] [--batch 40] [--tvm-format mix|onnx|relax] [--no-onnx-node]
-        [--only-over] [--json FILE]
+        [--tvm-node-tests] [--f32-grid] [--only-over] [--json FILE]
+
+About 8 minutes for the three systems on 2 cores (generation 1, ort-cpu 2, openvino-cpu 3, tvm-cpu 3).
 """
 from __future__ import annotations
 
