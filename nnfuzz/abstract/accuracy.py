@@ -11,7 +11,8 @@ the output dtype, declared per op (class attribute ``accuracy``) next to its spe
 
 The measure (nnfuzz/triage/local_error.py) counts ulps at each element's own magnitude, with a floor near
 zero: ``FLOOR`` times the largest magnitude among the node's outputs, and the largest magnitude among its
-float inputs (for an op that is not exact), so an element that cancels to nearly nothing is judged at the
+float inputs (for an op that is not exact; times the accumulated length for an op that accumulates, whose
+roundings scale with its partial sums), so an element that cancels to nearly nothing is judged at the
 scale it came from. (A kernel may lose what lies below its inputs' last digit: an exp that flushes a result
 far below its input's scale is not charged; what that changes downstream is.)
 ``benchmarks/ulp_calibration.py`` measures what correct kernels give; each budget sits above it.

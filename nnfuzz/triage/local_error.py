@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Mapping, Optional
 
 import numpy as np
 
-from nnfuzz.abstract.accuracy import FLOOR, ulp
+from nnfuzz.abstract.accuracy import FLOOR, accumulated, ulp
 from nnfuzz.abstract.dtype import DType
 
 # A result off by less than this, relative to its scale, is what a narrower dtype gives (a few float32 ulps
@@ -79,6 +79,8 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
     budget = op.accuracy.budget(in_shapes, out_shapes)
     scale_in = max((float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0)) for a in ins
                     if a.dtype.kind == "f" or str(a.dtype) == "bfloat16"), default=0.0) if budget > 0 else 0.0
+    if op.accuracy.accumulates:  # a sum's roundings scale with its partial sums, up to the terms' total
+        scale_in *= max(1, accumulated(op.accuracy.terms, in_shapes, out_shapes))
     res = []
     for k, (var, got) in enumerate(outs.items()):
         dt = declared[var]
