@@ -9,7 +9,7 @@ search / export / compile / run / IPC (sandbox round trip). compile and execute 
 expected side when it is another run (TF eager for xla-cpu and tflite-cpu, the unoptimised run for
 --oracle optlevel). ``--no-search`` measures the same with plain random values. ``--via`` names the
 ONNX paths measured (onnx: written directly, opsets and spellings drawn; torch: torch's exporter at
-opset 17), one campaign each.
+opset 17), one campaign each. ``--no-reduce`` turns the background reducer off (fuzz.reduce defaults to on).
 With producer processes, generation and export overlap the tests, so their shares are of the
 producers' summed time and the shares can add up to more than 100%. ``system`` is the share of the
 campaign's wall time spent in the system's own compile + execute (timed in the sandbox worker);
@@ -37,7 +37,7 @@ from proc_memory import PeakMemory  # noqa: E402
 
 
 def one(backend: str, seconds: float, out: Path, producers: int, search: bool = True, oracle: str = "reference",
-        via: str = "onnx"):
+        via: str = "onnx", reduce: bool = True):
     from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
     from nnfuzz.generate.policy import GenPolicy
     from nnfuzz.materialize.onnx.spec import ExportSpec
@@ -46,7 +46,7 @@ def one(backend: str, seconds: float, out: Path, producers: int, search: bool = 
     export = ExportSpec(via="onnx", opset=None) if via == "onnx" else ExportSpec(via="torch", opset=17)
     cc = CampaignConfig(backend=backend, backend_options={}, policy=GenPolicy(max_nodes=10, seed=1),
                         time_s=seconds, out=out, ui="plain", producers=producers,
-                        search=SearchConfig() if search else None, oracle=oracle, export=export)
+                        search=SearchConfig() if search else None, oracle=oracle, export=export, reduce=reduce)
     return run_campaign(cc)
 
 
@@ -84,6 +84,8 @@ def main() -> None:
     ap.add_argument("--producers", type=int, default=2, help="model-producing processes (0: in-process)")
     ap.add_argument("--no-search", action="store_true", help="plain random values (search=none)")
     ap.add_argument("--via", default="onnx,torch", help="ONNX paths to measure: onnx, torch or both")
+    ap.add_argument("--no-reduce", action="store_true",
+                    help="fuzz.reduce=false (the default reduces each new root cause in the background, on a core of its own)")
     args = ap.parse_args()
     rows = []
     for backend in _backends(args.backends):
@@ -91,7 +93,8 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 one(backend, args.warmup, Path(tmp) / "warm", 0, oracle=args.oracle, via=via)  # probing: not measured
                 c = measured(dict(backend=backend, seconds=args.seconds, out=str(Path(tmp) / "bugs"),
-                                  producers=args.producers, search=not args.no_search, oracle=args.oracle, via=via))
+                                  producers=args.producers, search=not args.no_search, oracle=args.oracle, via=via,
+                                  reduce=not args.no_reduce))
                 c.disk = disk_use(Path(tmp) / "bugs")
             secs = c.seconds
             total = c.elapsed
@@ -101,7 +104,7 @@ def main() -> None:
             system = share["compile"] + share["execute"]
             rows.append((f"{backend} via={via}", c, share, other, system, c.mem))
     print(f"\n10-node graphs, {args.seconds:g}s campaigns, sandbox on, {args.producers} producer processes, "
-          f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}")
+          f"value search {'off' if args.no_search else 'on'}, oracle {args.oracle}, reduce {'off' if args.no_reduce else 'on'}")
     for backend, c, share, other, system, mem in rows:
         parts = "  ".join(f"{k} {v:4.1f}%" for k, v in share.items())
         first = f"{c.first_test:.1f}s" if c.first_test is not None else "never"
