@@ -12,16 +12,21 @@ if TYPE_CHECKING:
 
 
 def settle(ctx: "RunContext", sandbox, p: "Produced", judged, actual, expected):
-    """``settle_locally`` for a produced model tested on ``sandbox`` (its graph and values); a migrated
-    test (no graph) is left as judged."""
+    """``settle_locally`` for a produced model tested on ``sandbox`` (its graph and values): (the verdict,
+    the Localization or None, whether a passing run was checked node by node). A migrated test (no
+    graph) is left as judged."""
     from nnfuzz.triage.judging import settle_locally
 
     if p.gir_text is None:
-        return judged, None
-    t0 = time.perf_counter()
+        return judged, None, False
+    t0, checked = time.perf_counter(), []
+
+    def checking():
+        checked.append(True)
+        return check(ctx, sandbox, p, actual)
     try:
-        return settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual),
-                              lambda: check(ctx, sandbox, p, actual))
+        judged, loc = settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual), checking)
+        return judged, loc, bool(checked)
     finally:
         ctx.add_seconds("triage", time.perf_counter() - t0)
 

@@ -35,6 +35,7 @@ class Counters:
     flaky: int = 0
     slow: int = 0              # timeouts that ran to the end given SLOW_PATIENCE x the time: not hangs, not bugs
     noise: int = 0             # disagreements in which every node is within its accuracy budget: not bugs
+    checked: int = 0           # passes checked node by node: further from the reference than rounding explains
     reduced: int = 0           # bugs the background reducer shrank (fuzz.reduce)
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     undefined_values: int = 0  # models whose values break an op's domain (an integer division by zero): not run

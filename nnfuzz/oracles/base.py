@@ -39,6 +39,7 @@ class Tested:
     invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
     expected_result: object = None           # the expected side's RunResult, when another system ran
     localization: object = None              # triage/localize.py Localization, when the test localized its verdict
+    checked: bool = False                    # a pass checked node by node (further from the reference than rounding explains)
 
 
 @dataclasses.dataclass(frozen=True)

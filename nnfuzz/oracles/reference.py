@@ -50,14 +50,15 @@ class Reference(Oracle):
             return Tested(why, res, side, reference=p.reference, expected_result=theirs)
         judged = judge_run(res, outputs, ctx.info.engine, ctx.tolerances, reference or p.reference,
                            lambda: timed_twins(ctx, p))  # the float64 twins tell noise from a bug
-        judged, loc = local.settle(ctx, lane.sandbox, p, judged, res.outputs, outputs)  # each node's own error
+        judged, loc, checked = local.settle(ctx, lane.sandbox, p, judged, res.outputs, outputs)  # each node's own error
         other = outputs if ctx.expected_info is not None else None
         return Tested(judged.verdict, res, side, other, judged.reference, judged.twin, expected_result=theirs,
-                      localization=loc)
+                      localization=loc, checked=checked)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
         if t.localization is not None and t.localization.noise:
             counters.noise += 1
+        counters.checked += t.checked
 
 
 def expected_outputs(ctx: "RunContext", lane, p: "Produced"):
