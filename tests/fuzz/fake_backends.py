@@ -11,7 +11,7 @@ reference (nnfuzz/reference/), so a campaign for it exports no ONNX at all.
 Backend option ``always`` names a fault applied to every model (``name`` or ``name@compile`` /
 ``name@execute``; the default stage is in FAULTS); ``after=N`` spares this backend's first N models;
 ``once=KEY`` limits the fault to the first model of all backends given that KEY (the lanes of one
-campaign). Faults: wrong (outputs + 1), nan (NaN outputs), crash (the worker dies by SIGSEGV: a crash
+campaign). Faults: wrong (outputs + 1), nan (NaN outputs), f32 (float64 outputs rounded to float32), crash (the worker dies by SIGSEGV: a crash
 with its signal), hang (past any time limit: a timeout), slow (takes ``slow_s`` simulated seconds,
 default 2, then succeeds), raise (RuntimeError), unsupported (ONNX Runtime's NOT_IMPLEMENTED error),
 oom (MemoryError: a memory crash), nnfuzzbuild (nnfuzz's own model building fails: ModelBuildError),
@@ -31,10 +31,10 @@ from nnfuzz.backends.base import Backend
 from nnfuzz.errors import ConfigError
 from nnfuzz.fuzz import inprocess
 
-FAULTS = {"wrong": "execute", "nan": "execute", "crash": "execute", "hang": "execute", "slow": "compile",
+FAULTS = {"wrong": "execute", "nan": "execute", "f32": "execute", "crash": "execute", "hang": "execute", "slow": "compile",
           "raise": "compile", "unsupported": "compile", "oom": "execute", "nnfuzzbuild": "compile",
           "unpicklable": "execute", "stop": "execute"}
-OUTPUT_FAULTS = {"wrong", "nan", "unpicklable"}  # change the outputs (applied after the run)
+OUTPUT_FAULTS = {"wrong", "nan", "unpicklable", "f32"}  # change the outputs (applied after the run)
 
 
 def unsupported_text(op: str = "FakeOp") -> str:
@@ -95,6 +95,8 @@ def _change(outputs: dict, fault: str) -> dict:
         return {k: v + 1 for k, v in outputs.items()}
     if fault == "nan":
         return {k: np.full_like(v, np.nan) for k, v in outputs.items()}
+    if fault == "f32":  # float64 outputs as a float32 kernel gives them (ORT's float64 Shrink, bugs/kept/0000)
+        return {k: v.astype(np.float32).astype(np.float64) if v.dtype == np.float64 else v for k, v in outputs.items()}
     if fault == "unpicklable":
         return {k: (lambda v=v: v) for k, v in outputs.items()}
     return outputs
