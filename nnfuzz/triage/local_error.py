@@ -95,7 +95,13 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
             e.kind, e.note = "dtype", f"{got.dtype}, the graph declares {dt.value}"
         elif not dt.is_float:
             want = _cast(want, dt)
-            differ = int(np.sum(want != got)) if band is None else int(np.sum((got < _cast(band[0][k], dt)) | (got > _cast(band[1][k], dt))))
+            if band is None:
+                differ = int(np.sum(want != got))
+            else:  # either end of the band, or the exact value between them (a Cast to bool of a widened 0)
+                ends = (_cast(band[0][k], dt), _cast(band[1][k], dt))
+                lo = np.minimum(np.minimum(*ends), want)
+                hi = np.maximum(np.maximum(*ends), want)
+                differ = int(np.sum((got < lo) | (got > hi)))
             e.ulps = float(differ)
             if differ:
                 e.kind, e.note = "values", f"{differ}/{got.size} elements differ"
