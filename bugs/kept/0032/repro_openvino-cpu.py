@@ -36,13 +36,15 @@ onnx.checker.check_model(onnx.load_model_from_string(MODEL), full_check=True)
 
 import openvino as ov
 core = ov.Core()
-compiled = core.compile_model(core.read_model(model=MODEL), "CPU")
+# as nnfuzz ran it: float32 inference precision (left alone, the CPU plugin may compute in bfloat16)
+compiled = core.compile_model(core.read_model(model=MODEL), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 result = compiled({k: v for k, v in INPUTS.items() if any(k in p.get_names() for p in compiled.inputs)})
 OUTPUTS = {name: result[compiled.output(name)] for name in [o.name for o in onnx.load_model_from_string(MODEL).graph.output]}
 
 for name, want in EXPECTED.items():
     got = np.asarray(OUTPUTS[name])
     assert got.shape == want.shape, f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
+    assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != expected {want.dtype}"
     if got.dtype.kind == "f" or got.dtype.name == "bfloat16":
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=RTOL, atol=ATOL, err_msg=name)
     else:
