@@ -7,7 +7,7 @@ timeout folders), inconsistencies and all folders: folders, root causes, signatu
 A '-' row has no folders of that kind. --show lists each signature with the labels it holds; the
 signatures that merge root causes or split one are always listed.
 
-    python benchmarks/dedup_quality.py [--corpus tests/cases/dedup] [--show] [--quiet] [--variant no-dtype] [--only=-c7-]
+    python benchmarks/dedup_quality.py [--corpus tests/cases/dedup] [--show] [--quiet] [--variant with-dtype] [--only=-c7-]
 
 --variant scores another signature rule on the same labels (the signature of a root cause without its dtype,
 or without dtype and kind), to see what a rule change would merge and split.
@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=Path(__file__).parent.parent / "tests" / "cases" / "dedup")
     ap.add_argument("--show", action="store_true", help="print each signature with the labels it holds")
     ap.add_argument("--variant", choices=sorted(VARIANTS), help="score another signature rule instead of today's "
-                    "(no-dtype: a root cause's signature without its dtype; no-dtype-kind: without dtype and kind)")
+                    "(with-dtype: a root cause's signature with its dtype, as signature version 6 had it; no-kind: without its kind)")
     ap.add_argument("--quiet", action="store_true", help="the table only (no merges and splits)")
     ap.add_argument("--only", metavar="TEXT", help="score the folders whose name holds TEXT (e.g. -c7-: item 7's campaigns)")
     args = ap.parse_args()

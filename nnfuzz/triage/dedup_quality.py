@@ -86,19 +86,19 @@ def _root_fields(meta: dict):
     return head, str(root.get("system_op") or root.get("op")), root.get("dtype"), root.get("kind")
 
 
-def _without_dtype(meta: dict, sig: str) -> str:
+def _with_dtype(meta: dict, sig: str) -> str:
     f = _root_fields(meta)
-    return sig if f is None else f"{f[0]} | {f[1]} | {f[3]}"
+    return sig if f is None else f"{f[0]} | {f[1]} | {f[2]} | {f[3]}"
 
 
-def _without_dtype_and_kind(meta: dict, sig: str) -> str:
+def _without_kind(meta: dict, sig: str) -> str:
     f = _root_fields(meta)
     return sig if f is None else f"{f[0]} | {f[1]}"
 
 
 # signature rules to compare with today's (benchmarks/dedup_quality.py --variant): what a root cause's
-# signature would group without its dtype, or without its dtype and kind (precision / values)
-VARIANTS = {"no-dtype": _without_dtype, "no-dtype-kind": _without_dtype_and_kind}
+# signature would group with its dtype (signature version 6), or without its kind (precision / values)
+VARIANTS = {"with-dtype": _with_dtype, "no-kind": _without_kind}
 
 
 class Score(NamedTuple):

@@ -203,4 +203,4 @@ def test_one_kernel_fault_drawn_by_two_of_nnfuzzs_ops_is_one_root_cause():
         _, verdict, loc = _judge_and_settle(gir, np.random.default_rng(5).uniform(3, 10, size=(4, 6)))
         assert loc is not None and loc.root_cause["index"] == 1, (op, verdict, loc)
         sigs.add(signature(BugMeta(system="ort-cpu", symptom="inconsistency", root_cause=loc.root_cause)))
-    assert sigs == {"ort-cpu | inconsistency | Shrink | float64 | precision"}
+    assert sigs == {"ort-cpu | inconsistency | Shrink | precision"}

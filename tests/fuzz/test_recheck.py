@@ -36,7 +36,7 @@ def test_recheck_gives_one_fault_grown_downstream_one_signature(tmp_path, capsys
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["unique"] == 1 and out["recheck"] == {"reproduces": 2}, out
     index = json.loads((store / "index.json").read_text())
-    assert [g["signature"] for g in index["groups"]] == ["ort-cpu | inconsistency | Shrink | float64 | precision"]
+    assert [g["signature"] for g in index["groups"]] == ["ort-cpu | inconsistency | Shrink | precision"]
     meta = json.loads((store / "0001" / "meta.json").read_text())
     assert meta["root_cause"]["kind"] == "precision" and meta["recheck"]["outcome"] == "reproduces"
 
