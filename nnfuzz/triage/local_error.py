@@ -150,21 +150,34 @@ def _exact(fn, op, ins: List[np.ndarray]) -> List[np.ndarray]:
     return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
 
 
+BAND_DRAWS = 8  # moves of the widened inputs, each element up or down on its own, beside all down and all up
+
+
 def _band(fn, op, ins: List[np.ndarray], widened: set):
-    """The op's outputs with each widened input moved down and up by half an ulp of its dtype."""
-    def moved(sign):
+    """(lowest, highest) of the op's outputs, element by element, over its widened inputs moved by half an
+    ulp of their dtype: all down, all up, and ``BAND_DRAWS`` moves with each element's direction drawn on
+    its own (two tied values may round apart: an ArgMax may pick either; fmod(x - d, x) is reachable)."""
+    if not any(str(a.dtype) in widened for a in ins):
+        return None
+    rng = np.random.default_rng(0)  # the same band on every replay
+
+    def moved(pick):
         out = []
         for a in ins:
             dt = str(a.dtype)
             if dt in widened and (a.dtype.kind == "f" or dt == "bfloat16"):
                 v = a.astype(np.float64)
-                out.append(v + sign * 0.5 * ulp(v, dt))
+                out.append(v + pick(v.shape) * 0.5 * ulp(v, dt))
             else:
                 out.append(a)
-        return _exact(fn, op, out)
-    if not any(str(a.dtype) in widened for a in ins):
-        return None
-    return moved(-1.0), moved(1.0)
+        return [np.asarray(o, dtype=np.float64) if np.asarray(o).dtype.kind in "fiub" else np.asarray(o)
+                for o in _exact(fn, op, out)]
+    runs = [moved(lambda shape: -1.0), moved(lambda shape: 1.0)]
+    runs += [moved(lambda shape: rng.choice([-1.0, 1.0], size=shape)) for _ in range(BAND_DRAWS)]
+    with np.errstate(invalid="ignore"):
+        lows = [np.minimum.reduce([r[k] for r in runs]) for k in range(len(runs[0]))]
+        highs = [np.maximum.reduce([r[k] for r in runs]) for k in range(len(runs[0]))]
+    return lows, highs
 
 
 def _cast(a: np.ndarray, dt: DType) -> np.ndarray:

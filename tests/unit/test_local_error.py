@@ -149,3 +149,14 @@ def test_a_crash_charged_to_an_earlier_node_is_signed_by_that_node():
     metas = [BugMeta(system="openvino-cpu", symptom="crash", stage="compile", summary=f"RuntimeError: {op} failed",
                      root_cause={**root, "named": op}) for op in ("HardSigmoid", "Pad")]
     assert signature(metas[0]) == signature(metas[1]) == "openvino-cpu | crash | compile | ResizeNearestOnnx | shape"
+
+
+def test_a_widened_tie_may_break_either_way():
+    """Two float16 values equal once rounded may differ in the float32 the system computed them in: an
+    ArgMax of a tie may pick either, which moving both inputs the same way never shows."""
+    op = R["ArgMax"](axis=1, keepdims=False)
+    x = np.array([[1.0, 1.0, 0.5], [2.0, 3.0, 3.0]], np.float16)
+    picked = np.array([1, 2], np.int64)  # the later of each tie
+    assert one(op, [x], picked, "int64").kind == "values"
+    assert one(op, [x], picked, "int64", widened=("float16",)).kind is None
+    assert one(op, [x], np.array([2, 0], np.int64), "int64", widened=("float16",)).kind == "values"
