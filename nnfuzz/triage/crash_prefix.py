@@ -3,7 +3,7 @@
 A system's error names the op where it gave up (OpenVINO's shape inference fails at a HardSigmoid whose
 input already has the wrong shape, because a Resize before it computed one). The graph up to that op, with
 every value exposed, is run on the system; the first node whose own output shape, dtype or values are
-wrong on the system's own inputs (triage/local_error.py) is the root cause (method "prefix"), and the crash's
+wrong on the system's own inputs (triage/local_error.py), among the nodes that feed it, is the root cause (method "prefix"), and the crash's
 signature names it instead of the op the message names. When the prefix runs clean, or fails itself, the
 crash stays as the system reports it.
 """
@@ -29,8 +29,17 @@ def named_instruction(gir: GraphIR, onnx_model, op: str) -> Optional[int]:
 
 
 def prefix(gir: GraphIR, k: int) -> GraphIR:
-    """The graph of the instructions before ``k``, every value an output."""
-    insts = gir.insts[:k]
+    """The graph of the instructions that feed instruction ``k`` (its ancestors), every value an output:
+    a node wrong elsewhere did not give ``k`` its inputs (item 7 of issue 26: a wrong OneHot dtype was
+    charged with a Resize that never read it)."""
+    made = {v: j for j, inst in enumerate(gir.insts) for v in inst.outputs}
+    feeds, todo = set(), [made[v] for v in gir.insts[k].inputs if v in made]
+    while todo:
+        j = todo.pop()
+        if j not in feeds:
+            feeds.add(j)
+            todo.extend(made[v] for v in gir.insts[j].inputs if v in made)
+    insts = [inst for j, inst in enumerate(gir.insts[:k]) if j in feeds]
     used = {v for inst in insts for v in inst.inputs} | {v for inst in insts for v in inst.outputs}
     return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
                                inputs=[i for i in gir.inputs if i in used], weights=[w for w in gir.weights if w in used],
@@ -47,6 +56,8 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
     if not k:
         return None
     head = prefix(gir, k)
+    if not head.insts:  # fed by the graph's inputs alone: nothing before it to blame
+        return None
     w = {n: np.asarray(weights[n]) for n in head.weights}
     x = {n: np.asarray(inputs[n]) for n in head.inputs}
     model = build_model(head, 0, export=export, values=(w, x))

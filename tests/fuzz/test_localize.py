@@ -204,3 +204,27 @@ def test_one_kernel_fault_drawn_by_two_of_nnfuzzs_ops_is_one_root_cause():
         assert loc is not None and loc.root_cause["index"] == 1, (op, verdict, loc)
         sigs.add(signature(BugMeta(system="ort-cpu", symptom="inconsistency", root_cause=loc.root_cause)))
     assert sigs == {"ort-cpu | inconsistency | Shrink | precision"}
+
+
+def test_a_crash_is_not_charged_to_a_wrong_node_that_does_not_feed_the_named_op():
+    """Two branches from x: Relu -> Softsign, and Tanh. The Tanh (dropping a dimension here) does not
+    feed the Softsign the error names: the crash stays as the system reports it."""
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.crash_prefix import crash_root_cause, prefix
+
+    g = GraphIR()
+    g.vars["x"] = AbsTensor([2, 3], DType.float32)
+    g.inputs = ["x"]
+    for k, (op, src) in enumerate([(E.Tanh(), "x"), (E.Relu(), "x"), (E.Softsign(), "v1")]):
+        g.vars[f"v{k}"] = op.checked_type_transfer([g.vars[src]])[0]
+        g.insts.append(Inst(op, [src], [f"v{k}"]))
+    g.outputs = ["v0", "v2"]
+    g.check()
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    model = build_model(g, 0, values=({}, {"x": x}))
+    assert [i.op.name for i in prefix(g, 2).insts] == ["Relu"]
+
+    def tanh_dropping(m, inputs):
+        return {k: (v[:1] if k == "v0" else v) for k, v in run_ort(m, inputs).items()}
+
+    assert crash_root_cause(g, {}, {"x": x}, model.onnx, "Softsign", tanh_dropping) is None
