@@ -25,6 +25,8 @@ def _pads(*names):
     return {n: "pad" for n in names}
 
 
+MAX_DILATION = 64
+
 class ConvBase(AbsOpBase, abstract=True):
     """Shared rules; subclasses declare their ranks and store ``stride``, ``padding``, ``dilation``
     (tuples, one entry per spatial dim) and ``groups``."""
@@ -40,6 +42,9 @@ class ConvBase(AbsOpBase, abstract=True):
             [s >= 1 for s in self.stride],
             [p >= 0 for p in self.padding],
             [d >= 1 for d in self.dilation],
+            # a 1-wide kernel leaves the dilation out of every shape rule: unbounded, the solver once drew
+            # 1.46e28 and torch overflowed (issue 26, item 7's campaigns)
+            [d <= MAX_DILATION for d in self.dilation],
         ]
 
 
