@@ -25,7 +25,7 @@ def _pads(*names):
     return {n: "pad" for n in names}
 
 
-MAX_DILATION = 64
+MAX_SPREAD = 64  # the largest dilation, padding and stride drawn
 
 class ConvBase(AbsOpBase, abstract=True):
     """Shared rules; subclasses declare their ranks and store ``stride``, ``padding``, ``dilation``
@@ -42,9 +42,13 @@ class ConvBase(AbsOpBase, abstract=True):
             [s >= 1 for s in self.stride],
             [p >= 0 for p in self.padding],
             [d >= 1 for d in self.dilation],
-            # a 1-wide kernel leaves the dilation out of every shape rule: unbounded, the solver once drew
-            # 1.46e28 and torch overflowed (issue 26, item 7's campaigns)
-            [d <= MAX_DILATION for d in self.dilation],
+            # bounds the shape rules leave open: a 1-wide kernel leaves the dilation out of every one (the
+            # solver once drew 1.46e28 and torch overflowed: issue 26, item 7's campaigns), and a padding as
+            # large as a stride as large keeps the output small while the kernel walks the padded input
+            # (a torch conv1d ran for minutes in value-aware generation)
+            [d <= MAX_SPREAD for d in self.dilation],
+            [p <= MAX_SPREAD for p in self.padding],
+            [s <= MAX_SPREAD for s in self.stride],
         ]
 
 
