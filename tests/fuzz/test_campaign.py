@@ -64,7 +64,9 @@ def test_time_bound_holds_when_the_backend_hangs(tmp_path):
     end = list(read_log(cc.out))[-1]
     assert "campaign_end" in end and end["t"] < 6.0 + 3.0, end  # its own clock: the hung run was cut at the bound
     counters, _ = _fault_campaign(tmp_path / "short", "hang", time_s=8.0, test_timeout=1.5, rerun=False)
-    assert counters.verdicts["timeout"] >= 2 and counters.bugs_saved == counters.verdicts["timeout"]
+    # each timeout saved, or counted beyond fuzz.keep_per_signature (3) examples of its one signature
+    assert counters.verdicts["timeout"] >= 2 and counters.bugs_saved == min(3, counters.verdicts["timeout"])
+    assert counters.bugs_saved + counters.counted == counters.verdicts["timeout"]
 
 
 @pytest.mark.parametrize("fault, symptom", [("segfault", "crash"), ("raise", "crash"), ("wrong", "inconsistency"),
@@ -125,7 +127,10 @@ def test_campaign_marks_duplicates_across_campaigns(tmp_path):
     assert counters.new_unique == 1 and counters.unique_bugs == 1
     counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=1, rerun=False)  # same store
     assert counters.new_unique == 0 and counters.unique_bugs == 1
-    assert load_bug(cc.out / "0003").meta.duplicate_of == "0000"
+    # the store holds fuzz.keep_per_signature (3) examples already: the fourth is counted, not saved
+    assert counters.counted == 1 and counters.bugs_saved == 0 and not (cc.out / "0003").exists()
+    counters, cc = _fault_campaign(tmp_path, "raise", time_s=60.0, max_tests=1, rerun=False, keep_per_signature=0)
+    assert load_bug(cc.out / "0003").meta.duplicate_of == "0000"  # (0: every example kept)
 
 
 @pytest.mark.slow
