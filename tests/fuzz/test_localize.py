@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from exported_ops import ExportedLogSigmoid
+from graphs import chain
 from testops import SameShapeFloat32
 
 from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
@@ -13,20 +14,6 @@ from nnfuzz.reference.registry import evaluates
 from nnfuzz.triage.localize import expose_all, localize
 
 ort = pytest.importorskip("onnxruntime")
-
-
-def chain(*ops, shape=(6,), dtype=DType.float32):
-    g = GraphIR()
-    g.vars["x"] = AbsTensor(list(shape), dtype)
-    g.inputs = ["x"]
-    prev = "x"
-    for k, op in enumerate(ops):
-        out = f"v{k}"
-        g.vars[out] = op.checked_type_transfer([g.vars[prev]])[0]
-        g.insts.append(Inst(op, [prev], [out]))
-        prev = out
-    g.outputs = [prev]
-    return g.check()
 
 
 def run_ort(model, inputs):

@@ -5,10 +5,9 @@ import types
 
 import numpy as np
 import pytest
+from graphs import chain
 
-from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.fuzz.sandbox import RunResult
-from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.ops.elementwise import spec as E
 from nnfuzz.triage.meta import BugMeta
 from nnfuzz.triage.node_deletion import Candidate
@@ -16,19 +15,6 @@ from nnfuzz.triage.node_deletion import Candidate
 ort = pytest.importorskip("onnxruntime")
 
 CRASH = "Fail: [ONNXRuntimeError] : 1 : FAIL : Node (Softsign_2) Op (Softsign) [ShapeInferenceError] rank mismatch"
-
-
-def chain(*ops):
-    g = GraphIR()
-    g.vars["x"] = AbsTensor([2, 3], DType.float32)
-    g.inputs, prev = ["x"], "x"
-    for k, op in enumerate(ops):
-        out = f"v{k}"
-        g.vars[out] = op.checked_type_transfer([g.vars[prev]])[0]
-        g.insts.append(Inst(op, [prev], [out]))
-        prev = out
-    g.outputs = [prev]
-    return g.check()
 
 
 class RelusDropARow:
@@ -53,7 +39,7 @@ def test_a_candidate_without_the_charged_node_is_another_crash():
     from nnfuzz.triage.crash_prefix import crash_root_cause
 
     x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
-    full = chain(E.Relu(), E.Tanh(), E.Softsign())
+    full = chain(E.Relu(), E.Tanh(), E.Softsign(), shape=(2, 3))
     sandbox = RelusDropARow()
     model = build_model(full, 0, values=({}, {"x": x}))
     root = crash_root_cause(full, {}, {"x": x}, model.onnx, "Softsign",
@@ -65,7 +51,7 @@ def test_a_candidate_without_the_charged_node_is_another_crash():
     want = check.signature(Candidate(full, {}, {"x": x}))
     assert want == "ort-cpu | crash | compile | Relu | shape"
     # the Relu deleted: the Softsign still fails, but nothing before it is wrong now
-    other = check.signature(Candidate(chain(E.Tanh(), E.Softsign()), {}, {"x": x}))
+    other = check.signature(Candidate(chain(E.Tanh(), E.Softsign(), shape=(2, 3)), {}, {"x": x}))
     assert other != want and "Relu" not in other and "Softsign" in other, other
     assert check.bug_meta.root_cause is None
 

@@ -2,11 +2,11 @@
 output dtype, against the op's accuracy budget; one fault gives one root cause however it grows."""
 import numpy as np
 import pytest
+from graphs import chain
 
-from nnfuzz.abstract import OP_REGISTRY, AbsTensor, DType
+from nnfuzz.abstract import OP_REGISTRY, DType
 from nnfuzz.abstract.accuracy import EXACT, Accuracy, accumulated, ulp
 from nnfuzz.abstract.op import load_builtin_ops
-from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.reference import evaluate
 from nnfuzz.triage.dedup import signature
 from nnfuzz.triage.local_error import node_errors, scan
@@ -97,23 +97,10 @@ def test_a_documented_wider_precision_allows_either_side_of_a_rounding_boundary(
     assert one(R["Ceil"](), [x], got + np.float16(1), "float16", widened=("float16",)).kind == "values"
 
 
-def chain(dtype, *ops):
-    g = GraphIR()
-    g.vars["x"] = AbsTensor([5, 4], DType.parse(dtype))
-    g.inputs, prev = ["x"], "x"
-    for k, op in enumerate(ops):
-        out = f"v{k}"
-        g.vars[out] = op.checked_type_transfer([g.vars[prev]])[0]
-        g.insts.append(Inst(op, [prev], [out]))
-        prev = out
-    g.outputs = [prev]
-    return g.check()
-
-
 def test_an_error_grown_downstream_is_charged_to_its_source_once():
     """Shrink (float32 inside) then Exp and Mul-by-itself: the end outputs are far off, yet each later node
     is exact on the values it was given; the root cause is the Shrink, named in the signature."""
-    gir = chain("float64", R["Shrink"](lambd=0.5, bias=1.0), R["Exp"](), R["Square"]())
+    gir = chain(R["Shrink"](lambd=0.5, bias=1.0), R["Exp"](), R["Square"](), shape=(5, 4), dtype=DType.float64)
     x = RNG.normal(size=(5, 4)) * 4
     got = {"v0": shrink_f32(x, 0.5, 1.0)}
     got["v1"] = np.exp(got["v0"])
@@ -125,7 +112,7 @@ def test_an_error_grown_downstream_is_charged_to_its_source_once():
 
 
 def test_a_graph_whose_every_node_is_within_budget_has_no_root_cause():
-    gir = chain("float32", R["Tanh"](), R["Exp"](), R["Sin"]())
+    gir = chain(R["Tanh"](), R["Exp"](), R["Sin"](), shape=(5, 4))
     x = RNG.normal(size=(5, 4)).astype(np.float32)
     vals = evaluate(gir, {}, {"x": x})  # each node correctly rounded from its own float32 input
     found = scan(gir, {}, {"x": x}, {v: vals[v] for v in ("v0", "v1", "v2")})
