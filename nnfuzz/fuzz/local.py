@@ -23,7 +23,7 @@ def settle(ctx: "RunContext", sandbox, p: "Produced", judged, actual, expected):
 
     def checking():
         checked.append(True)
-        return check(ctx, sandbox, p, actual)
+        return _judges(ctx, sandbox, p, actual)[1]()
     try:
         judged, loc = settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual), checking)
         return judged, loc, bool(checked)
@@ -32,19 +32,16 @@ def settle(ctx: "RunContext", sandbox, p: "Produced", judged, actual, expected):
 
 
 def localize(ctx: "RunContext", sandbox, p: "Produced", original):
-    from nnfuzz.gir import GraphIR
-    from nnfuzz.triage.judging import localization
+    return _judges(ctx, sandbox, p, original)[0]()
 
-    return localization(GraphIR.loads(p.gir_text), p.weights, p.reference.input, runner(ctx, sandbox, p),
+
+def _judges(ctx: "RunContext", sandbox, p: "Produced", original):
+    """(localize, check) on ``p``'s graph (parsed only when a test needs one of them)."""
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.triage.judging import local_judges
+
+    return local_judges(GraphIR.loads(p.gir_text), p.weights, p.reference.input, runner(ctx, sandbox, p),
                         ctx.tolerances, p.export, original, widened(ctx))
-
-
-def check(ctx: "RunContext", sandbox, p: "Produced", original):
-    from nnfuzz.gir import GraphIR
-    from nnfuzz.triage.localize import local_check
-
-    return local_check(GraphIR.loads(p.gir_text), p.weights, p.reference.input, runner(ctx, sandbox, p),
-                       ctx.tolerances, p.export, original, widened(ctx))
 
 
 def runner(ctx: "RunContext", sandbox, p: "Produced"):
@@ -60,6 +57,6 @@ def runner(ctx: "RunContext", sandbox, p: "Produced"):
 
 def widened(ctx: "RunContext") -> Tuple[str, ...]:
     """The dtypes the system under test documents computing in wider precision (Backend.precision_allowance)."""
-    from nnfuzz.backends.registry import backend_class
+    from nnfuzz.triage.repro import widened_of
 
-    return tuple(backend_class(ctx.cfg.backend_path or ctx.cfg.backend).precision_allowance)
+    return widened_of(ctx.cfg.backend_path or ctx.cfg.backend)

@@ -83,9 +83,8 @@ class Checker:
     def signature(self, c):
         from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.materialize.model import build_model
-        from nnfuzz.triage.judging import bug_signature, judge_run, localization, model_twins, replay_meta, settle_locally
-        from nnfuzz.triage.localize import local_check
-        from nnfuzz.triage.repro import widened_of
+        from nnfuzz.triage.judging import bug_signature, judge_run, local_judges, model_twins, replay_meta, settle_locally
+        from nnfuzz.triage.repro import outputs_on, widened_of
 
         try:
             model = build_model(c.gir, 0, export=self.export, values=(c.weights, c.inputs))
@@ -98,15 +97,9 @@ class Checker:
         judged = judge_run(res, model.oracle.output, self.sandbox.backend_info.engine, self.tol, model.oracle,
                            twins=lambda: model_twins(model))
 
-        def run(m, inputs):
-            r = self.sandbox.run_model(m, inputs, fmt=self.meta.format)
-            return r.outputs if r.status == "ok" else None
-
-        widened = widened_of(self.sandbox.backend_info.name)
-        judged, loc = settle_locally(  # each node's own error, as the campaign judged it
-            judged, res.outputs, model.oracle.output,
-            lambda: localization(c.gir, c.weights, c.inputs, run, self.tol, self.export, res.outputs, widened),
-            lambda: local_check(c.gir, c.weights, c.inputs, run, self.tol, self.export, res.outputs, widened))
+        run, widened = outputs_on(self.sandbox, self.meta.format), widened_of(self.sandbox.backend_info.name)
+        judged, loc = settle_locally(judged, res.outputs, model.oracle.output,  # each node's own error, as the campaign judged it
+                                     *local_judges(c.gir, c.weights, c.inputs, run, self.tol, self.export, res.outputs, widened))
         self.last, self.model, self.verdict = judged.verdict.label, model, judged.verdict
         if not judged.verdict.is_bug:
             return None

@@ -74,6 +74,16 @@ def localization(gir, weights, inputs, run, tolerances, export, original=None, w
         return Localization(None, "localization-failed", f"localization failed: {type(e).__name__}: {e}")
 
 
+def local_judges(gir, weights, inputs, run, tolerances, export, original=None, widened=()):
+    """(localize, check) for ``settle_locally`` on one graph run by ``run``: the Localization of an
+    inconsistency and the LocalCheck (triage/localize.py) of a pass, each with ``original``, the outputs
+    of the run being settled."""
+    from nnfuzz.triage.localize import local_check
+
+    return (lambda: localization(gir, weights, inputs, run, tolerances, export, original, widened),
+            lambda: local_check(gir, weights, inputs, run, tolerances, export, original, widened))
+
+
 # How close each float output must stay to the reference for its nodes' own errors to go unchecked: a
 # float64 kernel computed in float32 is 1e-8 to 1e-6 off, inside the float64 tolerance (rtol 1e-6), and a
 # float32 one computed in float16 about 5e-4 off, inside rtol 1e-3. Past these, the graph is run with its

@@ -106,21 +106,23 @@ def _local(bug, sandbox, tolerances, original):
         return None
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import bug_weights
-    from nnfuzz.triage.judging import localization
-    from nnfuzz.triage.localize import local_check
+    from nnfuzz.triage.judging import local_judges
 
     weights = bug_weights(bug)
     if weights is None:
         return None
+    return local_judges(GraphIR.loads(bug.gir_text), weights, dict(bug.oracle["input"]),
+                        outputs_on(sandbox, replay_format(bug, sandbox.backend_info)), tolerances,
+                        bug.meta.export_spec(), original, widened_of(sandbox.backend_info.name))
 
+
+def outputs_on(sandbox, fmt: str):
+    """``run(model, inputs)`` for localization: a Model (materialize.model) on ``sandbox`` in format
+    ``fmt``, its outputs by name (None if it failed)."""
     def run(model, inputs):
-        r = sandbox.run_model(model, inputs, fmt=replay_format(bug, sandbox.backend_info))
+        r = sandbox.run_model(model, inputs, fmt=fmt)
         return r.outputs if r.status == "ok" else None
-
-    gir, inputs, export = GraphIR.loads(bug.gir_text), dict(bug.oracle["input"]), bug.meta.export_spec()
-    widened = widened_of(sandbox.backend_info.name)
-    return (lambda: localization(gir, weights, inputs, run, tolerances, export, original, widened),
-            lambda: local_check(gir, weights, inputs, run, tolerances, export, original, widened))
+    return run
 
 
 def widened_of(system: str) -> tuple:

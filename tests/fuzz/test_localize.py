@@ -110,8 +110,7 @@ def test_a_failing_numpy_eval_is_recorded_as_such_not_as_undecided():
 def _judge_and_settle(gir, x):
     """The one verdict path on real ONNX Runtime: judge, then each node's own error."""
     from nnfuzz.materialize.model import build_model
-    from nnfuzz.triage.judging import judge_run, localization, settle_locally
-    from nnfuzz.triage.localize import local_check
+    from nnfuzz.triage.judging import judge_run, local_judges, settle_locally
     from nnfuzz.verdict import DEFAULT_TOLERANCES as TOL
 
     model = build_model(gir, 0, values=({}, {"x": x}))
@@ -122,9 +121,7 @@ def _judge_and_settle(gir, x):
 
     judged = judge_run(Res, model.oracle.output, "ort", TOL, model.oracle)
     before = judged.verdict.label
-    judged, loc = settle_locally(judged, got, model.oracle.output,
-                                 lambda: localization(gir, {}, {"x": x}, run_ort, TOL, True, got),
-                                 lambda: local_check(gir, {}, {"x": x}, run_ort, TOL, True, got))
+    judged, loc = settle_locally(judged, got, model.oracle.output, *local_judges(gir, {}, {"x": x}, run_ort, TOL, True, got))
     return before, judged.verdict, loc
 
 
