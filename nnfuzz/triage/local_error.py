@@ -97,7 +97,8 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
             want = _cast(want, dt)
             if band is None:
                 differ = int(np.sum(want != got))
-            else:  # either end of the band, or the exact value between them (a Cast to bool of a widened 0)
+            else:  # either end of the band, or the exact value between them (a Cast to bool of a widened 0),
+                # in either order once cast (-0.5 and 0.0 cast to bool read True, False)
                 ends = (_cast(band[0][k], dt), _cast(band[1][k], dt))
                 lo = np.minimum(np.minimum(*ends), want)
                 hi = np.maximum(np.maximum(*ends), want)
@@ -111,7 +112,7 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
 
 
 def _judge_float(e: NodeError, want: np.ndarray, got: np.ndarray, band, scale_in: float) -> None:
-    lo, hi = (np.minimum(band[0], band[1]), np.maximum(band[0], band[1])) if band else (want, want)
+    lo, hi = band if band else (want, want)  # (_band's lows and highs, in order)
     lo, hi = np.minimum(lo, want), np.maximum(hi, want)
     fin_w, fin_g = np.isfinite(want), np.isfinite(got)
     if band:
@@ -194,7 +195,6 @@ class LocalErrors:
     root: Optional[NodeError]
     judged: int
     skipped: Dict[str, str] = dataclasses.field(default_factory=dict)   # var -> why
-    worst: Optional[NodeError] = None                                     # the largest error within budget
 
 
 def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
@@ -206,7 +206,7 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
     env = {**{k: np.asarray(v) for k, v in inputs.items()}, **{k: np.asarray(v) for k, v in weights.items()}}
     env.update({k: np.asarray(v) for k, v in got.items() if k not in env})
     widened = tuple(widened)
-    judged, skipped, worst = 0, {}, None
+    judged, skipped = 0, {}
     for k, inst in enumerate(gir.insts):
         missing = [v for v in inst.inputs if v not in env]
         if missing:
@@ -224,7 +224,5 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
         judged += 1
         for e in errs:
             if e.kind is not None:
-                return LocalErrors(e, judged, skipped, worst)
-            if e.budget > 0 and (worst is None or e.ulps / e.budget > worst.ulps / max(worst.budget, 1e-300)):
-                worst = e
-    return LocalErrors(None, judged, skipped, worst)
+                return LocalErrors(e, judged, skipped)
+    return LocalErrors(None, judged, skipped)

@@ -153,8 +153,6 @@ def _one(arrays, name):
 
 
 def _blame(numpy_val, torch_val, system_val, tol) -> tuple:
-    from nnfuzz.verdict import compare
-
     torch_ok = not compare({"x": numpy_val}, {"x": torch_val}, tol).is_bug
     system_ok = not compare({"x": numpy_val}, {"x": np.asarray(system_val)}, tol).is_bug
     if torch_ok and not system_ok:
