@@ -57,13 +57,11 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     (every node keeps its spellings when all values are exposed). ``original``: the system's outputs in
     the test being localized (None: taken as shown again); ``widened``: the system's precision
     allowance (nnfuzz/triage/local_error.py)."""
-    from nnfuzz.materialize.model import add_twins
-
     tol = dict(tolerances or DEFAULT_TOLERANCES)
     check = local_check(gir, weights, inputs, run, tol, export, original, widened)
     if check.got is None:
         return Localization(None, "undecided", check.note)
-    first = _first_divergence(gir, weights, inputs, check, tol, add_twins)
+    first = _first_divergence(gir, weights, inputs, check, tol)
     if check.local is not None and check.local.root is not None:  # its own error proves the system wrong there
         root = check.local.root
         return dataclasses.replace(first, root_cause=root.to_meta(), blame="system-under-test",
@@ -120,8 +118,9 @@ def local_check(gir: GraphIR, weights, inputs, run, tolerances, export=True, ori
     return LocalCheck(model, got, local, note)
 
 
-def _first_divergence(gir, weights, inputs, check: LocalCheck, tol, add_twins) -> Localization:
+def _first_divergence(gir, weights, inputs, check: LocalCheck, tol) -> Localization:
     """The first node whose exposed output differs from torch's, and the numpy reference's blame there."""
+    from nnfuzz.materialize.model import add_twins
     from nnfuzz.reference import evaluate
 
     model, got = check.model, check.got
