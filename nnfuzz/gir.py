@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from nnfuzz.abstract.op import AbsOpBase, op_from_json
 from nnfuzz.abstract.tensor import AbsTensor
@@ -25,12 +25,64 @@ class Inst:
 
 
 @dataclass
+class ShapeFamily:
+    """The shapes a dynamic graph is valid over (docs/dynamic-shapes.md). ``dims``: per input, per axis,
+    the name of the symbol that axis takes (None: the axis is static); ``assignments``: concrete values
+    of every symbol, each satisfying every op's ``requires``. The graph's ``vars`` hold assignment 0."""
+
+    dims: Dict[str, List[Optional[str]]]
+    assignments: List[Dict[str, int]]
+
+    def symbols(self) -> List[str]:
+        return sorted({s for axes in self.dims.values() for s in axes if s is not None})
+
+    def input_shape(self, shape: List[int], name: str, k: int) -> List[int]:
+        """Input ``name`` (of static ``shape``, assignment 0's) under assignment ``k``."""
+        axes = self.dims.get(name) or [None] * len(shape)
+        return [int(d) if s is None else int(self.assignments[k][s]) for d, s in zip(shape, axes)]
+
+    def to_json(self) -> dict:
+        return {"dims": {k: list(v) for k, v in self.dims.items()},
+                "assignments": [{s: int(v) for s, v in a.items()} for a in self.assignments]}
+
+    @staticmethod
+    def from_json(data: dict) -> "ShapeFamily":
+        dims = {str(k): [None if s is None else str(s) for s in v] for k, v in data["dims"].items()}
+        fam = ShapeFamily(dims, [{str(s): int(v) for s, v in a.items()} for a in data["assignments"]])
+        missing = [(k, a) for k, a in enumerate(fam.assignments) if set(a) != set(fam.symbols())]
+        if missing:
+            raise ValueError(f"gir.json family: assignment {missing[0][0]} gives {sorted(missing[0][1])}, "
+                             f"expected every symbol {fam.symbols()}")
+        return fam
+
+
+@dataclass
 class GraphIR:
     vars: Dict[str, AbsTensor] = field(default_factory=dict)
     inputs: List[str] = field(default_factory=list)
     weights: List[str] = field(default_factory=list)
     insts: List[Inst] = field(default_factory=list)
     outputs: List[str] = field(default_factory=list)
+    family: Optional[ShapeFamily] = None  # a dynamic graph's shapes (None: static, the default)
+
+    @property
+    def n_shapes(self) -> int:
+        return 1 if self.family is None else len(self.family.assignments)
+
+    def at(self, k: int) -> "GraphIR":
+        """The static graph of assignment ``k`` of the family (types recomputed by each op's rules, which
+        the family's every assignment satisfies); a static graph is its own only assignment."""
+        if self.family is None:
+            if k != 0:
+                raise InternalError(f"GraphIR.at({k}): a static graph has one shape")
+            return self
+        vars = dict(self.vars)
+        for i in self.inputs:
+            vars[i] = AbsTensor(self.family.input_shape(self.vars[i].shape, i, k), self.vars[i].dtype)
+        for inst in self.insts:
+            outs = inst.op.checked_type_transfer([vars[v] for v in inst.inputs])
+            vars.update((v, AbsTensor([int(d) for d in t.shape], t.dtype)) for v, t in zip(inst.outputs, outs))
+        return GraphIR(vars, list(self.inputs), list(self.weights), list(self.insts), list(self.outputs)).check()
 
     @property
     def n_nodes(self) -> int:
@@ -84,7 +136,9 @@ class GraphIR:
 
     # ---- serialisation ----------------------------------------------------------------------
     def to_json(self) -> dict:
+        fam = {} if self.family is None else {"family": self.family.to_json()}
         return {
+            **fam,
             "version": GIR_VERSION,
             "vars": {k: t.to_json() for k, t in self.vars.items()},
             "inputs": list(self.inputs),
@@ -106,6 +160,7 @@ class GraphIR:
             weights=list(data["weights"]),
             insts=[Inst(op_from_json(i["op"]), list(i["inputs"]), list(i["outputs"])) for i in data["insts"]],
             outputs=list(data["outputs"]),
+            family=ShapeFamily.from_json(data["family"]) if data.get("family") is not None else None,
         )
 
     @staticmethod
@@ -116,7 +171,8 @@ class GraphIR:
     def pretty(self) -> str:
         lines = []
         for v in self.inputs:
-            lines.append(f"%{v}: {self.vars[v]} = input")
+            sym = "" if self.family is None or v not in self.family.dims else f" dims {self.family.dims[v]}"
+            lines.append(f"%{v}: {self.vars[v]}{sym} = input")
         for v in self.weights:
             lines.append(f"%{v}: {self.vars[v]} = weight")
         for inst in self.insts:
@@ -124,6 +180,8 @@ class GraphIR:
             rhs = ", ".join(f"%{v}" for v in inst.inputs)
             lines.append(f"{lhs} = {inst.op!r}({rhs})")
         lines.append("return " + ", ".join(f"%{v}" for v in self.outputs))
+        if self.family is not None:
+            lines.append(f"shapes {self.family.assignments}")
         return "\n".join(lines)
 
     def to_dot(self) -> str:

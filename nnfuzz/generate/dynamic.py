@@ -1,0 +1,157 @@
+"""Dynamic shapes: a static graph lifted to a family of shapes (docs/dynamic-shapes.md).
+
+Chosen input dims become named symbols (a dim may share its symbol with an equal dim of another input,
+so broadcasting and equal-dim rules are posed over one symbol); every op's ``type_transfer`` and
+``requires`` are re-run on the symbolic inputs (the op's attributes stay as generated), giving one Z3
+problem over the symbols. A symbol the rules pin to its generated value (a Reshape's constant target, a
+weight it must broadcast with) goes back to static. The others get at least ``MIN_SHAPES`` distinct
+assignments, the generated one first, then the edge values (every symbol 1, every symbol the largest
+size bin) and random bins, each as near as the rules allow, and each re-checked concretely
+(``GraphIR.at`` plus the element budget).
+"""
+from __future__ import annotations
+
+import random
+from typing import Dict, List, Optional
+
+import z3
+
+from nnfuzz.abstract import arith
+from nnfuzz.abstract.tensor import AbsTensor
+from nnfuzz.errors import ConstraintError, InternalError, OpDefinitionError
+from nnfuzz.generate import binning
+from nnfuzz.gir import GraphIR, ShapeFamily
+
+MIN_SHAPES = 3       # a family has at least this many assignments (else the graph stays static)
+MAX_SHAPES = 4       # and at most this many
+SHARE_PROB = 0.7     # a chosen dim equal to an earlier chosen dim takes its symbol with this probability
+PICK_PROB = 0.6      # each input dim is chosen to be symbolic with this probability (at least one is)
+TIMEOUT_MS = 200     # per Z3 check
+LARGEST = binning.SIZE_BINS[-1][1]
+
+
+def lift(gir: GraphIR, max_elems: int, rng: random.Random) -> Optional[GraphIR]:
+    """``gir`` with a ShapeFamily of at least MIN_SHAPES assignments, or None when its rules leave no
+    input dim free (or Z3 cannot tell within its time). ``gir`` must be static; it is not changed."""
+    if gir.family is not None:
+        raise InternalError("lift: the graph already has a shape family")
+    dims = _choose(gir, rng)
+    if not dims:
+        return None
+    ctx = z3.Context()
+    syms = {s: z3.Int(s, ctx) for s in sorted({s for axes in dims.values() for s in axes if s})}
+    orig = {s: _original(gir, dims, s) for s in syms}
+    cons = _rules(gir, dims, syms, max_elems)
+    if cons is None:
+        return None
+    solver = z3.Solver(ctx=ctx)
+    solver.set("timeout", TIMEOUT_MS)
+    solver.add(*cons)
+    free = [s for s in syms if solver.check(syms[s] != orig[s]) == z3.sat]
+    if not free:
+        return None
+    for s in syms:
+        if s not in free:
+            solver.add(syms[s] == orig[s])
+    dims = {i: [s if s in free else None for s in axes] for i, axes in dims.items()}
+    dims = {i: axes for i, axes in dims.items() if any(axes)}
+    found = [{s: orig[s] for s in free}]
+    targets = [dict.fromkeys(free, 1), dict.fromkeys(free, LARGEST)]
+    targets += [{s: binning.sample(rng.choice(binning.SIZE_BINS), rng) for s in free} for _ in range(4)]
+    for want in targets:
+        if len(found) >= MAX_SHAPES:
+            break
+        got = _nearest(solver, syms, free, want, found)
+        if got is not None and _valid(gir, dims, found + [got], max_elems):
+            found.append(got)
+    if len(found) < MIN_SHAPES:
+        return None
+    return GraphIR(dict(gir.vars), list(gir.inputs), list(gir.weights), list(gir.insts), list(gir.outputs),
+                   family=ShapeFamily(dims, found))
+
+
+def _choose(gir: GraphIR, rng: random.Random) -> Dict[str, List[Optional[str]]]:
+    """Per input, per axis, a symbol name or None; equal dims share a symbol by SHARE_PROB."""
+    dims, by_value, n = {}, {}, 0
+    slots = [(i, a) for i in gir.inputs for a in range(gir.vars[i].ndims)]
+    if not slots:
+        return {}
+    chosen = {x for x in slots if rng.random() < PICK_PROB} or {rng.choice(slots)}
+    for i in gir.inputs:
+        axes = []
+        for a, d in enumerate(gir.vars[i].shape):
+            if (i, a) not in chosen:
+                axes.append(None)
+                continue
+            same = by_value.get(int(d), [])
+            if same and rng.random() < SHARE_PROB:
+                axes.append(rng.choice(same))
+            else:
+                name = f"s{n}"
+                n += 1
+                by_value.setdefault(int(d), []).append(name)
+                axes.append(name)
+        dims[i] = axes
+    return dims
+
+
+def _original(gir: GraphIR, dims, s: str) -> int:
+    return next(int(gir.vars[i].shape[a]) for i, axes in dims.items() for a, x in enumerate(axes) if x == s)
+
+
+def _rules(gir: GraphIR, dims, syms, max_elems: int) -> Optional[list]:
+    """Every op's requires and type_transfer over the symbolic inputs, with positive dims and the
+    element budget on every tensor; None when some op's rules cannot be posed symbolically."""
+    vars = dict(gir.vars)
+    cons = []
+    for i, axes in dims.items():
+        t = gir.vars[i]
+        vars[i] = AbsTensor([syms[s] if s else int(d) for d, s in zip(t.shape, axes)], t.dtype)
+        cons += [syms[s] >= 1 for s in axes if s] + [syms[s] <= LARGEST for s in axes if s]
+    try:
+        for inst in gir.insts:
+            ins = [vars[v] for v in inst.inputs]
+            cons += [c for c in inst.op.checked_requires(ins)]
+            outs = inst.op.checked_type_transfer(ins)
+            vars.update(zip(inst.outputs, outs))
+    except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims
+        return None
+    for t in vars.values():
+        if not t.is_concrete():
+            cons += [d >= 1 for d in t.shape if arith.is_sym(d)]
+            cons.append(arith.prod(t.shape) <= max_elems)
+    if any(c is False for c in cons):
+        raise InternalError("lift: the generated shapes break an op's rules")  # they passed them
+    return [c for c in cons if c is not True]
+
+
+def _nearest(solver, syms, free, want: Dict[str, int], found: List[Dict[str, int]]) -> Optional[Dict[str, int]]:
+    """An assignment not in ``found``, with as many symbols at ``want`` as fit (greedily, in order)."""
+    solver.push()
+    try:
+        for a in found:
+            solver.add(z3.Or([syms[s] != a[s] for s in free]))
+        kept = []
+        for s in free:
+            pref = syms[s] == want[s]
+            if solver.check(*kept, pref) == z3.sat:
+                kept.append(pref)
+        if solver.check(*kept) != z3.sat:
+            return None
+        m = solver.model()
+        return {s: m.eval(syms[s], model_completion=True).as_long() for s in free}
+    finally:
+        solver.pop()
+
+
+def _valid(gir: GraphIR, dims, assignments, max_elems: int) -> bool:
+    """The newest assignment, checked concretely: every op's rules and the element budget."""
+    fam = GraphIR(gir.vars, gir.inputs, gir.weights, gir.insts, gir.outputs, family=ShapeFamily(dims, assignments))
+    try:
+        g = fam.at(len(assignments) - 1)
+    except (InternalError, ConstraintError) as e:
+        raise OpDefinitionError(f"dynamic shapes: Z3 found {assignments[-1]} for the symbolic dims {dims} "
+                                f"satisfying every op's symbolic rules, but on those concrete values: {e}; "
+                                "type_transfer/requires must agree on symbolic and concrete dims "
+                                "(docs/operator-api.md)") from e
+    return all(int(arith.prod(t.shape)) <= max_elems and all(d >= 1 for d in t.shape) for t in g.vars.values())

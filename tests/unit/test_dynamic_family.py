@@ -1,0 +1,101 @@
+"""Dynamic shapes, part one: a static graph lifted to a family of shapes (nnfuzz/generate/dynamic.py) and
+the family in GraphIR (gir.py ShapeFamily, GraphIR.at, JSON)."""
+import json
+import random
+
+import pytest
+
+from nnfuzz.abstract import AbsTensor, DType
+from nnfuzz.errors import InternalError
+from nnfuzz.generate import GenPolicy, generate_graph
+from nnfuzz.generate.dynamic import LARGEST, MIN_SHAPES, lift
+from nnfuzz.gir import GraphIR, Inst, ShapeFamily
+from nnfuzz.ops.binary.spec import Add
+from nnfuzz.ops.elementwise.spec import Relu
+from nnfuzz.ops.layout.spec import Reshape
+from tests.graphs import chain
+
+
+def _add(a_shape, b_shape, weight=False) -> GraphIR:
+    g = GraphIR(vars={"a": AbsTensor(list(a_shape), DType.float32), "b": AbsTensor(list(b_shape), DType.float32)})
+    g.inputs, g.weights = (["a"], ["b"]) if weight else (["a", "b"], [])
+    g.vars["y"] = Add().checked_type_transfer([g.vars["a"], g.vars["b"]])[0]
+    g.insts, g.outputs = [Inst(Add(), ["a", "b"], ["y"])], ["y"]
+    return g.check()
+
+
+def test_a_chain_gets_at_least_three_shapes_with_the_edge_values():
+    g = chain(Relu(), shape=(6, 5))
+    got = lift(g, 4096, random.Random(1))
+    assert got is not None and got.n_shapes >= MIN_SHAPES
+    fam = got.family
+    assert fam.assignments[0] == {s: g.vars["x"].shape[a] for a, s in enumerate(fam.dims["x"]) if s}
+    assert len({tuple(sorted(a.items())) for a in fam.assignments}) == len(fam.assignments)  # distinct
+    assert dict.fromkeys(fam.symbols(), 1) in fam.assignments
+    assert any(LARGEST in a.values() for a in fam.assignments)
+    for k in range(got.n_shapes):
+        at = got.at(k)
+        assert at.family is None and at.vars["v0"].shape == at.vars["x"].shape
+        assert at.vars["x"].shape == fam.input_shape(g.vars["x"].shape, "x", k)
+
+
+def test_broadcasting_inputs_keep_their_dims_equal_at_every_shape():
+    g = _add((4, 3), (4, 3))
+    shared = 0
+    for seed in range(10):
+        got = lift(g, 4096, random.Random(seed))
+        if got is None:  # (a symbol facing a static 4 of the other input can only be 1 or 4: two shapes)
+            continue
+        dims = got.family.dims
+        shared += bool(set(dims.get("a", ())) & set(dims.get("b", ())) - {None})
+        for k in range(got.n_shapes):
+            a, b = got.at(k).vars["a"].shape, got.at(k).vars["b"].shape
+            assert all(x == y or 1 in (x, y) for x, y in zip(a, b)), (a, b)
+    assert shared >= 3  # one symbol across both inputs
+
+
+def test_a_dim_the_rules_pin_stays_static():
+    """A weight is static: the input dim it must equal is pinned; a Reshape's constant target pins all."""
+    got = lift(_add((4, 3), (4, 3), weight=True), 4096, random.Random(0))
+    assert got is None
+    assert lift(chain(Reshape(12), shape=(4, 3)), 4096, random.Random(0)) is None
+
+
+def test_the_element_budget_holds_at_every_shape():
+    g = chain(Relu(), shape=(8, 8))
+    for seed in range(5):
+        got = lift(g, 300, random.Random(seed))
+        assert got is not None
+        assert all(got.at(k).vars["x"].shape[0] * got.at(k).vars["x"].shape[1] <= 300 for k in range(got.n_shapes))
+
+
+def test_generated_graphs_lift_and_round_trip_through_json():
+    pol = GenPolicy(seed=0)
+    lifted = 0
+    for seed in range(15):
+        g = generate_graph(pol, seed=seed)
+        got = lift(g, pol.max_elems, random.Random(seed))
+        if got is None:
+            continue
+        lifted += 1
+        back = GraphIR.loads(got.dumps())
+        assert back.family == got.family and back.dumps() == got.dumps()
+        for k in range(got.n_shapes):
+            back.at(k)  # checked: every op's rules hold
+    assert lifted >= 5
+
+
+def test_a_static_graph_is_written_as_before():
+    g = chain(Relu())
+    assert "family" not in g.to_json() and g.at(0) is g
+    with pytest.raises(InternalError):
+        g.at(1)
+
+
+def test_a_family_missing_a_symbol_is_refused_with_the_fix():
+    g = lift(chain(Relu(), shape=(6, 5)), 4096, random.Random(1))
+    data = json.loads(g.dumps())
+    data["family"]["assignments"][1] = {}
+    with pytest.raises(ValueError, match="expected every symbol"):
+        GraphIR.from_json(data)
+    assert ShapeFamily.from_json(json.loads(g.dumps())["family"]) == g.family
