@@ -113,10 +113,11 @@ class ValueSearch:
         self.fns = graph_lowerings(gir)
         self.losses = [loss_of(type(inst.op)) for inst in gir.insts]
         self._domains = None  # input/weight -> the domain its consumers ask of it (built on first draw)
+        self._fixed: dict = {}  # values held as they are (run's ``fixed``): name -> tensor
 
     def evaluate(self, leaves: List[Leaf], proxy: bool) -> _Eval:
         """One forward pass on the leaves' values: is the graph safe, and if not, the loss to minimise."""
-        env, sur = {}, {}
+        env, sur = dict(self._fixed), {}
         for leaf in leaves:
             env[leaf.name], sur[leaf.name] = leaf.values()
         return self.evaluate_env(env, sur, proxy)
@@ -204,10 +205,14 @@ class ValueSearch:
         return made
 
     def run(self, weights: Dict[str, np.ndarray], inputs: Dict[str, np.ndarray], seed: int,
-            proxy: Optional[bool] = None, gradient: bool = True, unsafe: bool = False) -> SearchResult:
+            proxy: Optional[bool] = None, gradient: bool = True, unsafe: bool = False,
+            fixed: tuple = ()) -> SearchResult:
         """Search from the given values. ``gradient=False`` only re-draws values (plain sampling);
-        ``unsafe``: the caller knows they are unsafe, so the check-once pass is skipped."""
+        ``unsafe``: the caller knows they are unsafe, so the check-once pass is skipped; ``fixed``: names
+        whose values are kept as given (a dynamic model's weights, shared by all its shapes)."""
         import torch
+
+        from nnfuzz.materialize.values import to_torch
 
         cfg, gir = self.cfg, self.gir
         proxy = cfg.proxy if proxy is None else proxy
@@ -221,8 +226,9 @@ class ValueSearch:
                                 passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
                                 blocker=first.blocker, out_of_domain=first.out_of_domain)
         deadline += warm_up()  # one-off, not out of this graph's budget
+        self._fixed = {n: to_torch(values[n], gir.vars[n].dtype) for n in fixed}
         leaves = [Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))
-                  for n in list(gir.inputs) + list(gir.weights)]
+                  for n in list(gir.inputs) + list(gir.weights) if n not in self._fixed]
         params = [lf.master for lf in leaves if lf.master.requires_grad]
         steps = restarts = since = 0
         best = (-1, float("inf"))
@@ -288,7 +294,7 @@ class ValueSearch:
                 undo = None
                 if opt is not None:
                     opt = _optimizer(params, cfg.lr)
-        out = {lf.name: lf.numpy() for lf in leaves}
+        out = {**{n: values[n] for n in fixed}, **{lf.name: lf.numpy() for lf in leaves}}
         return SearchResult(
             ok=ev.safe, finite=ev.finite, weights={n: out[n] for n in gir.weights},
             inputs={n: out[n] for n in gir.inputs}, steps=steps, restarts=restarts, draws=draws,
