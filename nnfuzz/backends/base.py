@@ -189,3 +189,9 @@ class Backend:
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         raise NotImplementedError
+
+    def compiles(self, compiled) -> int:
+        """How many times the system compiled ``compiled``'s model so far, its first compile included: 1
+        unless it recompiles on its own (torch.compile's guards: backends/inductor.py). A dynamic model
+        (docs/dynamic-shapes.md) is compiled once and run at every shape; the oracle records this count."""
+        return 1

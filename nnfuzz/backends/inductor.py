@@ -20,6 +20,8 @@ from nnfuzz.backends import inductor_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable
 
 MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+# backend.options.dynamic: how a dynamic model's symbolic dims are marked (docs/dynamic-shapes.md)
+DYNAMIC = ("unbacked", "backed")
 
 
 class _InductorBackend(Backend):
@@ -32,9 +34,11 @@ class _InductorBackend(Backend):
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)
     torch_device = "cpu"
 
-    def __init__(self, cache_dir=None, mode=None, **options):
-        super().__init__(cache_dir=cache_dir, mode=mode, **options)
+    def __init__(self, cache_dir=None, mode=None, dynamic="unbacked", **options):
+        super().__init__(cache_dir=cache_dir, mode=mode, dynamic=dynamic, **options)
         self.choice("mode", mode, MODES)
+        self.choice("dynamic", dynamic, DYNAMIC)
+        self.dynamic = dynamic
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             from nnfuzz.errors import ConfigError
 
@@ -84,10 +88,14 @@ class _InductorBackend(Backend):
 
         gir, weights = unpack(model_bytes)
         torch._dynamo.reset()
+        self._graphs_before = _graphs_compiled()
         module = GraphModule(gir, weights).eval().to(self.torch_device)
-        fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
+        dynamic = gir.family is not None  # a dynamic model (docs/dynamic-shapes.md): symbolic sizes
+        fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=dynamic)
         zeros = [to_torch(np.zeros([int(d) for d in gir.vars[i].shape], gir.vars[i].dtype.numpy()),
                           gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
+        if dynamic:
+            mark_dynamic(torch, gir, zeros, self.dynamic)
         with torch.no_grad(), self._default_device():
             fn(*zeros)  # the first call traces and compiles
         self._sync()
@@ -104,11 +112,36 @@ class _InductorBackend(Backend):
             outs = [o.cpu() for o in outs]  # copies before a cudagraph replay could reuse the memory
         return {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
 
+    def compiles(self, compiled) -> int:
+        """The graphs dynamo compiled since this model's compile began: 1, plus one per recompilation a
+        failed guard caused (dynamo's ``unique_graphs`` counter, which its ``reset`` leaves as it is)."""
+        return _graphs_compiled() - self._graphs_before
+
     def _sync(self) -> None:
         pass
 
     def _default_device(self):
         return contextlib.nullcontext()
+
+
+def _graphs_compiled() -> int:
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+def mark_dynamic(torch, gir, inputs, how: str) -> None:
+    """Mark every symbolic axis of the family's inputs: ``unbacked`` (``mark_unbacked``: one graph for
+    every size, 1 included; what a dynamic ONNX model is) or ``backed`` (``mark_dynamic``, dynamo's
+    default path: a size 0 or 1 is specialized, so a shape with a 1 there recompiles, and is counted)."""
+    for name, t in zip(gir.inputs, inputs):
+        for axis, sym in enumerate(gir.family.dims.get(name) or ()):
+            if sym is None:
+                continue
+            if how == "unbacked":
+                torch._dynamo.decorators.mark_unbacked(t, axis)
+            elif t.shape[axis] > 1:  # (mark_dynamic refuses a size-1 dim)
+                torch._dynamo.mark_dynamic(t, axis)
 
 
 class InductorCpuBackend(_InductorBackend):

@@ -176,7 +176,7 @@ class InProcessSandbox:
         import pickle
 
         from nnfuzz.fuzz.stopping import Stopped
-        from nnfuzz.fuzz.worker import run_backend, unsendable
+        from nnfuzz.fuzz.worker import run_backend, run_backend_shapes, unsendable
 
         timeout = self.test_timeout if timeout is None else float(timeout)
         seconds = {}
@@ -189,7 +189,10 @@ class InProcessSandbox:
         t0 = time.perf_counter()
         _run.limit, _run.spent = timeout, 0.0
         try:
-            answer = run_backend(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s))
+            if isinstance(inputs, list):  # a dynamic model: one compile, every shape
+                answer = run_backend_shapes(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s))
+            else:
+                answer = run_backend(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s))
         except _TimedOut:
             self.close()
             return self._ended("timeout", stage[0], f"timed out after {timeout:g}s in {stage[0]}", t0, seconds)

@@ -53,6 +53,11 @@ class RunResult:
     signal: Optional[int] = None
     seconds: dict = field(default_factory=dict)  # {"compile", "execute", "ipc"} (+ "start" after a restart)
     exc_type: str = ""       # qualified exception type for status "error" (e.g. "tvm.error.OpNotImplemented")
+    # a dynamic model's run (``inputs`` a list, one dict per shape; docs/dynamic-shapes.md): the outputs of
+    # every shape (``outputs`` is shape 0's), the shape it ended at when it failed, the compiles counted
+    shapes: Optional[list] = None
+    shape: Optional[int] = None
+    compiles: Optional[int] = None
 
     @property
     def ok(self) -> bool:
@@ -65,19 +70,23 @@ def result_of(answer: tuple, seconds: dict, output: str = "", rlimit_as_mb=None)
     ``rlimit_as_mb``: its address-space limit, named when an allocation failed (a crash). nnfuzz's own
     model building failing in the worker raises ModelBuildError: no verdict of the system's."""
     if answer[0] == "ok":
-        _, outputs, worker_s = answer
+        _, outputs, worker_s = answer[:3]
         seconds.update(worker_s)
+        if len(answer) > 3:  # a dynamic model's run: outputs per shape
+            return RunResult("ok", "execute", outputs[0], seconds=seconds, shapes=outputs,
+                             compiles=answer[3]["compiles"])
         return RunResult("ok", "execute", outputs, seconds=seconds)
-    _, stage, exc_type, summary, tb, worker_s, oom = answer
+    _, stage, exc_type, summary, tb, worker_s, oom = answer[:7]
+    shape = answer[7]["shape"] if len(answer) > 7 else None
     seconds.update(worker_s)
     detail = tb + (f"\n--- worker output ---\n{output}" if output.strip() else "")
     if oom:
         return RunResult("crash", stage, None,
                          f"memory limit exceeded ({summary}; address-space limit {rlimit_as_mb} MiB)",
-                         detail, seconds=seconds, exc_type=exc_type)
+                         detail, seconds=seconds, exc_type=exc_type, shape=shape)
     if exc_type == "nnfuzz.errors.ModelBuildError":
         raise ModelBuildError(f"{summary}\n{detail}")
-    return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type)
+    return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type, shape=shape)
 
 
 class Sandbox:
@@ -266,8 +275,9 @@ class Sandbox:
             self.start()
         return self.run(self.payload(model, fmt), inputs, timeout=timeout)
 
-    def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
-        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""
+    def run(self, model_bytes: bytes, inputs, *, timeout: float | None = None) -> RunResult:
+        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed); ``inputs``
+        a list of input dicts: a dynamic model compiled once and run at each shape (RunResult.shapes)."""
         timeout = self.test_timeout if timeout is None else float(timeout)
         seconds = {}
         self._check_stop()
@@ -287,9 +297,16 @@ class Sandbox:
             raise
 
     def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0) -> RunResult:
+        stage, shape = "compile", [None]
+        res = self._answer(w, model_bytes, inputs, timeout, seconds, mark, t0, shape)
+        if isinstance(inputs, list) and res.status in ("crash", "timeout"):
+            res.shape = shape[0]
+        return res
+
+    def _answer(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0, shape) -> RunResult:
         stage = "compile"
         try:
-            w.conn.send(("run", model_bytes, inputs))
+            w.conn.send(("runs" if isinstance(inputs, list) else "run", model_bytes, inputs))
         except OSError:  # died since the last run (BrokenPipe): reported as a crash of this run
             return self._crashed(w, stage, mark, t0, seconds)
         deadline = t0 + timeout
@@ -315,6 +332,8 @@ class Sandbox:
             kind = msg[0]
             if kind == "stage":
                 stage = msg[1]
+            elif kind == "shape":
+                shape[0] = msg[1]
             elif kind in ("ok", "error"):
                 res = result_of(msg, seconds, w.log_since(mark) if kind == "error" else "",
                                 w.info.get("rlimit_as_mb"))

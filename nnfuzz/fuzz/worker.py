@@ -11,6 +11,10 @@ Protocol (tuples, pickled by ``Connection.send``)::
     parent -> worker   ("run", model_bytes, inputs)
     worker -> parent   ("stage", "execute")                      (a run starts in "compile")
     worker -> parent   ("ok", outputs, seconds) | ("error", stage, type, summary, traceback, seconds, oom)
+    parent -> worker   ("runs", model_bytes, [inputs, ...])      (a dynamic model: one compile, every shape)
+    worker -> parent   ("stage", "execute"), ("shape", k) before running shape k
+    worker -> parent   ("ok", [outputs, ...], seconds, {"compiles": n})
+                     | ("error", stage, type, summary, traceback, seconds, oom, {"shape": k or None})
     parent -> worker   ("close",)
 
 The worker holds nothing of the fuzzer's state: the backend object and, during a run, the compiled
@@ -153,17 +157,48 @@ def run_backend(backend, model_bytes, inputs, entering=None) -> tuple:
     return ("ok", outputs, seconds)
 
 
+def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=None) -> tuple:
+    """Compile ``model_bytes`` once and run it on each of ``shapes`` (input dicts) in turn: the answer to a
+    "runs" message (see the protocol above). ``at_shape(k)`` is called before shape k runs; the compiles
+    counted are the backend's (``Backend.compiles``: recompilations included)."""
+    seconds, outs = {}, []
+    stage = "compile"
+    try:
+        t = time.perf_counter()
+        compiled = backend.compile(model_bytes)
+        seconds["compile"] = time.perf_counter() - t
+        stage = "execute"
+        if entering is not None:
+            entering(stage)
+        t = time.perf_counter()
+        for k, inputs in enumerate(shapes):
+            if at_shape is not None:
+                at_shape(k)
+            outs.append(_as_arrays(backend.run(compiled, inputs)))
+        seconds["execute"] = time.perf_counter() - t
+        compiles = int(backend.compiles(compiled))
+        del compiled
+    except Exception as e:
+        return ("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e),
+                {"shape": len(outs) if stage == "execute" else None})
+    return ("ok", outs, seconds, {"compiles": compiles})
+
+
 def unsendable(answer: tuple, e: BaseException) -> tuple:
     """(Inside the ``except`` for ``e``.) The error answer for an "ok" ``answer`` whose outputs could not
     be sent back (pickled); nothing of it was sent yet. Any other answer that cannot be sent raises ``e``."""
     if answer[0] != "ok":
         raise e
     return ("error", "execute", _exc_type(e), "outputs could not be sent back: " + summarize(e),
-            traceback.format_exc(), answer[2], _is_oom(e))
+            traceback.format_exc(), answer[2], _is_oom(e), {"shape": None})
 
 
-def _run(conn, backend, model_bytes, inputs) -> None:
-    answer = run_backend(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)))
+def _run(conn, backend, model_bytes, inputs, shapes: bool = False) -> None:
+    if shapes:
+        answer = run_backend_shapes(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)),
+                                    lambda k: conn.send(("shape", k)))
+    else:
+        answer = run_backend(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)))
     try:
         conn.send(answer)
     except Exception as e:  # an output that cannot be pickled; nothing was written yet
@@ -195,8 +230,8 @@ def main(argv=None) -> int:
         except EOFError:  # the parent closed the connection or died
             return 0
         kind = msg[0]
-        if kind == "run":
-            _run(conn, backend, msg[1], msg[2])
+        if kind in ("run", "runs"):
+            _run(conn, backend, msg[1], msg[2], shapes=kind == "runs")
             del msg
         elif kind == "close":  # skip interpreter teardown (TVM's takes most of a second)
             sys.stdout.flush()

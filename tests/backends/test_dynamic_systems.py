@@ -1,0 +1,70 @@
+"""Dynamic shapes on the real systems (docs/dynamic-shapes.md): one model with symbolic dims, built once
+(dim_param inputs for the ONNX systems, torch.compile(dynamic=True) for inductor), compiled once in the
+sandbox worker and run at three shapes (the edge values 1 and the largest size bin among them); every
+shape's outputs match torch eager at that shape, and the system counted one compile."""
+import numpy as np
+import pytest
+
+from nnfuzz.abstract import AbsTensor, DType
+from nnfuzz.fuzz.sandbox import Sandbox
+from nnfuzz.gir import GraphIR, Inst, ShapeFamily
+from nnfuzz.materialize.dynamic import build_dynamic
+from nnfuzz.materialize.onnx.spec import ExportSpec
+from nnfuzz.materialize.portable import pack
+from nnfuzz.ops.binary.spec import Add
+from nnfuzz.ops.elementwise.spec import Sigmoid
+
+pytestmark = pytest.mark.slow
+
+SYSTEMS = {"ort-cpu": "onnx", "tvm-cpu": "onnx", "openvino-cpu": "onnx", "inductor-cpu": "gir"}
+
+
+def dynamic_graph() -> GraphIR:
+    """sigmoid(a + b) over a[n, m] and b[n, m] (one symbol pair shared by both inputs), at three shapes."""
+    t = AbsTensor([4, 3], DType.float32)
+    g = GraphIR(vars={"a": t, "b": t, "v0": t, "v1": t}, inputs=["a", "b"],
+                insts=[Inst(Add(), ["a", "b"], ["v0"]), Inst(Sigmoid(), ["v0"], ["v1"])], outputs=["v1"])
+    g.family = ShapeFamily({"a": ["n", "m"], "b": ["n", "m"]}, [{"n": 4, "m": 3}, {"n": 1, "m": 1}, {"n": 128, "m": 5}])
+    return g.check()
+
+
+@pytest.fixture(scope="module")
+def built():
+    b = build_dynamic(dynamic_graph(), 7, export=ExportSpec(seed=7, opset=17, spelling="canonical"))
+    assert b.family is not None and len(b.shapes) == 3
+    assert b.forms == {"onnx": "dynamic", "gir": "dynamic"}
+    assert [d.dim_param for d in b.onnx.graph.input[0].type.tensor_type.shape.dim] == ["n", "m"]
+    return b
+
+
+@pytest.mark.parametrize("system", sorted(SYSTEMS))
+def test_one_compile_runs_every_shape(system, built):
+    pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm", "openvino-cpu": "openvino",
+                         "inductor-cpu": "torch._inductor"}[system])
+    if SYSTEMS[system] == "onnx":
+        data = built.onnx.SerializeToString()
+    else:
+        gir = GraphIR.loads(built.model.gir.dumps())
+        gir.family = built.family
+        data = pack(gir.dumps(), built.model.weights)
+    with Sandbox(system, test_timeout=120) as sb:
+        res = sb.run(data, [s.input for s in built.shapes])
+    assert res.ok, res.error
+    assert res.compiles == 1
+    assert len(res.shapes) == 3
+    for got, ref in zip(res.shapes, built.shapes):
+        assert got["v1"].shape == ref.output["v1"].shape
+        np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)
+    assert [r.output["v1"].shape for r in built.shapes] == [(4, 3), (1, 1), (128, 5)]
+
+
+def test_inductor_counts_the_recompile_that_a_size_1_guard_causes(built):
+    """backend.options.dynamic=backed (mark_dynamic, dynamo's default path): the shape with a 1 where
+    shape 0 had 4 and 3 fails the guards of the first graph and is compiled again; the count says so."""
+    pytest.importorskip("torch._inductor")
+    gir = GraphIR.loads(built.model.gir.dumps())
+    gir.family = built.family
+    with Sandbox("inductor-cpu", {"dynamic": "backed"}, test_timeout=120) as sb:
+        res = sb.run(pack(gir.dumps(), built.model.weights), [s.input for s in built.shapes])
+    assert res.ok, res.error
+    assert res.compiles == 2
