@@ -111,6 +111,10 @@ class Backend:
 
     # What the system knows about itself, read by the consumers through the class (a subclass extends
     # its parent's tuples: ``known = Parent.known + (...)``). None of it imports the framework.
+    # The model formats in which it takes a dynamic model (symbolic input dims, compiled once and run at
+    # several shapes; docs/dynamic-shapes.md): "onnx" (dim_param inputs) and/or "gir" (torch.compile dynamic).
+    dynamic_forms: ClassVar[Tuple[str, ...]] = ()
+
     # Its known limitations (backends/known.py's ``Known``: error pattern, op, dtype, why): a matching
     # error is UNSUPPORTED, never a bug (verdict.judge through known.classify, by ``engine``).
     known: ClassVar[Tuple[Known, ...]] = ()

@@ -30,6 +30,7 @@ class _InductorBackend(Backend):
     issue_template = staticmethod(inductor_knowledge.issue)
     repro_scripts = {"gir": "nnfuzz.triage.script_torch:torch_script"}  # the torch.export program
     formats = ("gir",)
+    dynamic_forms = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)
     torch_device = "cpu"

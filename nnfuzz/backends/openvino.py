@@ -30,6 +30,7 @@ class OpenVinoBackend(Backend):
     name = "openvino-cpu"
     engine = "openvino"
     device = "cpu"
+    dynamic_forms = ("onnx",)
     known = knowledge.KNOWN
     error_ops = knowledge.ERROR_OPS
     error_checks = knowledge.ERROR_CHECKS

@@ -54,6 +54,7 @@ class _TvmBackend(Backend):
     target_kind = "llvm"
     formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
+    dynamic_forms = ("onnx",)  # (the Relax importer's symbolic shape vars; Relax-native models stay static)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS
     error_checks = tvm_knowledge.ERROR_CHECKS

@@ -57,7 +57,7 @@ def campaign_config(cfg):
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
         source=_source(f.get("source")), rewrites=_rewrites(cfg), workers=parse_workers(f.workers),
         executor=_executor(f.executor), ray_address=_ray_address(cfg.ray.address),
-        **_known_fields(f),
+        dynamic=f.get("dynamic", "auto"), **_known_fields(f),  # checked by oracles/dynamic.py
     )
 
 
@@ -163,6 +163,9 @@ def run(cfg) -> int:
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
         "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,
         "tests_per_s": round(counters.rate(), 2),
+        "tests_per_compile": round(counters.runs_per_compile(), 2),
+        "dynamic": {"tests": counters.dynamic, "shapes_run": counters.dynamic_runs,
+                    "compiles": counters.dynamic_compiles},
         "verdicts": dict(counters.verdicts), "formats": dict(counters.formats), "bugs_saved": counters.bugs_saved,
         "new_unique": counters.new_unique, "unique_in_store": counters.unique_bugs, "flaky": counters.flaky,
         "bugs": {"new": {"root_causes": counters.new_root_causes, "hits": counters.new_hits,

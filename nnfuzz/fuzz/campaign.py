@@ -65,6 +65,7 @@ class CampaignConfig:
     known_kept: bool = True              # the repository's kept bugs (bugs/kept/ and its known.yaml) are known
     steer_known: bool = True             # generation avoids the known bugs' triggers (op x dtype, spelling)
     known_bugs: Optional[object] = None  # the loaded triage.known.KnownBugs (settle; None: not loaded yet)
+    dynamic: object = "auto"             # fuzz.dynamic: "auto" or the share of dynamic tests (oracles/dynamic.py)
 
 
 def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:

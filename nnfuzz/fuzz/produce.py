@@ -36,6 +36,13 @@ class Produced:
     rewrite_bytes: Optional[bytes] = None  # oracle=metamorphic: the rewritten ONNX model
     rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
+    # a dynamic graph (fuzz.dynamic, docs/dynamic-shapes.md): its family (ShapeFamily JSON), each kept
+    # shape's ReferenceData (shape 0's is ``reference``), the dynamic ONNX model, and per form
+    # ("onnx" | "gir") "dynamic" or why that form stays static
+    family: Optional[Dict] = None
+    shapes: Optional[list] = None
+    dynamic_onnx: Optional[bytes] = None
+    dynamic_forms: Dict = dataclasses.field(default_factory=dict)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -72,6 +79,20 @@ class Produced:
         return model_twins(model)
 
 
+def _dynamic(p: Produced, gir, seed: int, plan, start, spec):
+    """Build a dynamic graph's models into ``p`` (nnfuzz/materialize/dynamic.py); shape 0's Model."""
+    from nnfuzz.materialize.dynamic import build_dynamic
+
+    built = build_dynamic(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+    p.dynamic_forms = dict(built.forms)
+    if built.family is not None:
+        p.family, p.shapes = built.family.to_json(), list(built.shapes)
+        p.dynamic_onnx = built.onnx.SerializeToString() if built.onnx is not None else None
+    p.rec["dynamic"] = {"shapes": len(built.shapes) if built.family is not None else 1,
+                        **{f: w for f, w in built.forms.items()}}
+    return built.model
+
+
 def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float, guide=None) -> Produced:
     """Generate the graph for ``seed`` from ``plan``'s ops and rows (drawing with ``guide``, the coverage
     state's weights, if given), build its model (torch reference, ONNX, checks) and let the plan's
@@ -94,6 +115,7 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     finally:
         p.gen_s = time.perf_counter() - t0
     p.rec.update(nodes=gir.n_nodes, ops=gir.op_names())
+    lifted = next((g for o in plan.oracles if (g := o.lift(gir, seed, policy)) is not None), None)
     if guide is not None and policy.guide == "coverage":
         from nnfuzz.generate.guide import graph_coverage
 
@@ -102,7 +124,10 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         spec = dataclasses.replace(plan.export.for_model(seed),
                                    timeout_s=max(0.05, min(plan.export.timeout_s, time_left)))
-        model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+        if lifted is None:
+            model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+        else:
+            model = _dynamic(p, lifted, seed, plan, start, spec)
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")
         return p

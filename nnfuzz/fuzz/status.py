@@ -50,6 +50,9 @@ class Counters:
     first_test: Optional[float] = None  # seconds from the start to the first test's end (producers' warm-up, probe)
     workers: int = 0           # sandboxes that tested at once (fuzz.workers, resolved)
     lost: int = 0              # tests lost with the process that ran them (a Ray actor or its node died)
+    dynamic: int = 0           # fuzz.dynamic: tests of a dynamic model (compiled once, run at each shape)
+    dynamic_runs: int = 0      # the shapes they ran
+    dynamic_compiles: int = 0  # the compiles they took (torch.compile's recompilations included)
 
     @property
     def elapsed(self) -> float:
@@ -57,6 +60,11 @@ class Counters:
 
     def rate(self) -> float:
         return self.tests / max(self.elapsed, 1e-9)
+
+    def runs_per_compile(self) -> float:
+        """Shapes tested per compile, over every test (a static test: one run, one compile)."""
+        static = self.tests - self.dynamic
+        return (static + self.dynamic_runs) / max(static + self.dynamic_compiles, 1)
 
 
 class Status:

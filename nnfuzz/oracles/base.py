@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 ORACLES: Dict[str, type] = {}   # name -> Oracle subclass, filled on class creation
-BUILTIN = ("reference", "compare", "metamorphic", "invalid")  # nnfuzz/oracles/<module>.py
+BUILTIN = ("reference", "compare", "metamorphic", "invalid", "dynamic")  # nnfuzz/oracles/<module>.py
 
 
 @dataclasses.dataclass
@@ -40,6 +40,7 @@ class Tested:
     expected_result: object = None           # the expected side's RunResult, when another system ran
     localization: object = None              # triage/localize.py Localization, when the test localized its verdict
     checked: bool = False                    # a pass checked node by node (further from the reference than rounding explains)
+    shape: Optional[int] = None              # oracle dynamic: the shape of the family the verdict is at
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +98,11 @@ class Oracle:
         return f"{backend} vs {self.expected_system or 'torch eager'} ({self.name})"
 
     # ---- one test ----------------------------------------------------------------------------
+    def lift(self, gir, seed: int, policy):
+        """(In the producer, before the model is built.) ``gir`` made dynamic when this oracle tests it
+        with several shapes (the dynamic oracle, docs/dynamic-shapes.md); None: built as it is."""
+        return None
+
     def prepare(self, p: "Produced", model, plan) -> bool:
         """Make what the test of ``p`` needs from its built ``model`` (in the producer's process); True
         when this oracle takes the test (the campaign asks its oracles in turn)."""

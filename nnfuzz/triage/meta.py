@@ -15,8 +15,9 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 6   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
-# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause
+SCHEMA_VERSION = 7   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
+# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause;
+# 7: dynamic (a model with symbolic dims run at several shapes)
 REQUIRED = ("system", "version", "symptom", "version_id")
 MIGRATION_SOURCES = ("onnx-node", "torch-opinfo")  # the library-test sources `nnfuzz migrate` reads
 
@@ -66,6 +67,10 @@ class BugMeta:
     rewrite: Optional[dict] = None
     # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
     invalid: Optional[dict] = None
+    # fuzz.dynamic (docs/dynamic-shapes.md): the model has symbolic input dims and was compiled once and run at
+    # each shape: dims ({input: [symbol or null per axis]}), assignments ([{symbol: size}]), shape (the index
+    # of the assignment the verdict is at; oracle.pkl holds that shape's values), compiles, shapes_run
+    dynamic: Optional[dict] = None
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
 
@@ -117,6 +122,10 @@ class BugMeta:
             raise BugFolderError(f"{where}: rewrite={meta.rewrite!r} must be an object with steps (a list) and aliases")
         if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
             raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
+        if meta.dynamic is not None and not (isinstance(meta.dynamic, dict) and isinstance(meta.dynamic.get("dims"), dict)
+                                             and isinstance(meta.dynamic.get("assignments"), list)):
+            raise BugFolderError(f"{where}: dynamic={meta.dynamic!r} must be an object with dims (an object) and "
+                                 "assignments (a list)")
         if meta.migration is not None:
             check_migration(meta.migration, where)
         if meta.migration is None or meta.export is not None:

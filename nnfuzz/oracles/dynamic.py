@@ -1,0 +1,166 @@
+"""Dynamic shapes (``fuzz.dynamic``, docs/dynamic-shapes.md): a share of the graphs get symbolic input dims
+and a family of shapes (nnfuzz/generate/dynamic.py); the model is built once with symbolic dims
+(nnfuzz/materialize/dynamic.py), compiled once, run at every shape, and each shape's outputs are judged
+against torch eager at that shape. The compiles the system counted (torch.compile's recompilations
+included) are recorded. Turned on beside ``oracle=reference``, which tests the models left static and
+those whose form for the system could not be made shape-independent (the static test of shape 0).
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from typing import TYPE_CHECKING, Dict, Optional, Tuple
+
+from nnfuzz.errors import ConfigError
+from nnfuzz.oracles.base import Oracle, Skip, Tested
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.context import RunContext
+    from nnfuzz.fuzz.produce import Produced
+
+DEFAULT_SHARE = 0.5   # fuzz.dynamic=auto on a system that takes dynamic models
+NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
+
+
+def dynamic_share(value, backend_cls, backend: str) -> float:
+    """``fuzz.dynamic`` as a share: auto -> DEFAULT_SHARE where the system takes a dynamic form, else 0."""
+    if value == "auto":
+        return DEFAULT_SHARE if backend_cls.dynamic_forms else 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(f"fuzz.dynamic={value!r} must be auto or the share of tests that are dynamic, in [0, 1]")
+    if value > 0 and not backend_cls.dynamic_forms:
+        raise ConfigError(f"fuzz.dynamic={value}: {backend} takes no dynamic model (Backend.dynamic_forms is "
+                          "empty); set fuzz.dynamic=0 (or auto)")
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicShapes(Oracle):
+    name = "dynamic"
+    selectable = False
+    share: float = 0.0
+    forms: Tuple[str, ...] = ()          # the system's dynamic forms (Backend.dynamic_forms)
+    primary: Optional[Oracle] = None     # oracle=reference: the static tests, and meta.json's expected side
+
+    @classmethod
+    def enabled(cls, cfg, primary: Oracle) -> Optional[Oracle]:
+        from nnfuzz.oracles.reference import backend_class_of
+
+        bc = backend_class_of(cfg)
+        share = dynamic_share(cfg.dynamic, bc, cfg.backend)
+        torch_eager = type(primary).name == "reference" and primary.expected_system is None
+        if share and not torch_eager:
+            if cfg.dynamic != "auto":
+                raise ConfigError(f"fuzz.dynamic={cfg.dynamic} judges every shape against torch eager: it goes with "
+                                  f"oracle=reference on a system whose reference is torch (here: {primary.describe(cfg.backend)}); "
+                                  "set fuzz.dynamic=0")
+            return None
+        return cls(share=share, forms=tuple(bc.dynamic_forms), primary=primary) if share else None
+
+    def record(self) -> Dict:
+        return {"kind": self.name, "share": self.share, "forms": list(self.forms)}
+
+    def lift(self, gir, seed: int, policy):
+        """With probability ``share`` (drawn from the seed), ``gir`` with a family of shapes (or None when
+        its rules leave no input dim free)."""
+        import numpy as np
+
+        from nnfuzz.generate.dynamic import lift
+
+        if np.random.default_rng([seed & 0xFFFFFFFF, 27]).random() >= self.share:
+            return None
+        return lift(gir, policy.max_elems, random.Random(seed * 27 + 1))
+
+    def prepare(self, p: "Produced", model, plan) -> bool:
+        """Takes ``p`` when it has a family of shapes; its model bytes become the dynamic forms built."""
+        if p.family is None:
+            return False
+        if "onnx" in self.forms and p.dynamic_onnx is not None:
+            p.model_bytes = p.dynamic_onnx  # (at shape 0's inputs it is also shape 0's static test)
+        if "gir" in self.forms and p.dynamic_forms.get("gir") == "dynamic":
+            import json
+
+            p.gir_text = json.dumps({**json.loads(p.gir_text), "family": p.family}, indent=1)
+        return True
+
+    def runs_dynamic(self, p: "Produced", fmt: str) -> bool:
+        """Whether ``p`` in format ``fmt`` is tested at every shape (else: the static test of shape 0)."""
+        return p.family is not None and fmt in self.forms and p.dynamic_forms.get(fmt) == "dynamic"
+
+    def skip(self, p: "Produced") -> Optional[Skip]:
+        return self.primary.skip(p)
+
+    def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
+        """Compile once, run every shape; the first shape judged a failure gives the verdict."""
+        from nnfuzz.fuzz.context import run_bytes
+        from nnfuzz.triage.judging import judge_run
+
+        fmt = lane.sandbox.format_for(p)
+        if not self.runs_dynamic(p, fmt):
+            return self.primary.test(ctx, lane, p, reference)
+        res = run_bytes(ctx, lane.sandbox, p.payload(fmt), [s.input for s in p.shapes])
+        if res is None:
+            return Tested(None)
+        engine, tol = ctx.info.engine, ctx.tolerances
+        if res.status != "ok":
+            k = res.shape or 0
+            judged = judge_run(res, None, engine, tol, p.shapes[k])
+            return Tested(judged.verdict, res, "actual", None, judged.reference, judged.twin, shape=k)
+        t = None
+        for k, ref in enumerate(p.shapes):
+            one = dataclasses.replace(res, outputs=res.shapes[k])
+            judged = judge_run(one, ref.output, engine, tol, ref, lambda k=k: _twins_at(ctx, p, k))
+            t = Tested(judged.verdict, one, "actual", None, judged.reference, judged.twin, shape=k)
+            if judged.verdict.is_bug:
+                return t
+        return dataclasses.replace(t, result=res, shape=None, reference=p.shapes[0])
+
+    def account(self, counters, p: "Produced", t: Tested) -> None:
+        res = t.result
+        if res is None or res.compiles is None and t.shape is None and res.shapes is None:
+            return self.primary.account(counters, p, t)  # the static test of shape 0
+        counters.dynamic += 1
+        counters.dynamic_runs += len(res.shapes) if res.shapes is not None else (t.shape or 0) + 1
+        counters.dynamic_compiles += res.compiles if res.compiles is not None else 1
+
+    def expected_record(self, ctx: "RunContext") -> Dict:
+        return self.primary.expected_record(ctx)
+
+    def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
+        """Also meta.json's ``dynamic`` (dims, assignments, the shape of the verdict, compiles)."""
+        from nnfuzz.verdict import Symptom
+
+        out = super().meta_fields(ctx, p, t)
+        if t.shape is None:
+            return out
+        res = t.result
+        out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
+                          "shapes_run": len(res.shapes) if res.shapes is not None else t.shape + 1,
+                          "forms": dict(p.dynamic_forms)}
+        if t.verdict.symptom is Symptom.inconsistency:
+            out["localization_note"] = NOT_LOCALIZED
+        return out
+
+    def localizes(self, p: "Produced") -> bool:
+        return p.family is None
+
+    def reducible(self, p: "Produced") -> bool:
+        return False  # the reducer rebuilds one static model: the shape family would not survive it
+
+
+def _twins_at(ctx: "RunContext", p: "Produced", k: int):
+    """Shape ``k``'s ReferenceData with the float64 twins (rebuilt from the graph), seconds as export."""
+    import dataclasses as dc
+
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.judging import model_twins
+
+    t0 = time.perf_counter()
+    try:
+        gir = dc.replace(GraphIR.loads(p.gir_text), family=ShapeFamily.from_json(p.family))
+        model = build_model(gir.at(k), p.seed, export=False, values=(p.weights, p.shapes[k].input))
+        return model_twins(model)
+    finally:
+        ctx.add_seconds("export", time.perf_counter() - t0)
