@@ -311,3 +311,19 @@ def records(out) -> list:
 def folders(out) -> list:
     """``out``'s bug folders, in order."""
     return sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()) if out.is_dir() else []
+
+
+class FakeStaleShapeBackend(FakeBackend):
+    """Takes dynamic ONNX models and is right on each model's first run, but every later run of the same
+    compiled model is off by one: a system that keeps what it computed for the first shape (a stale
+    shape-specialized kernel), a bug only a model run at several shapes can show."""
+
+    dynamic_forms = ("onnx",)
+
+    def compile(self, model_bytes: bytes):
+        return [super().compile(model_bytes), 0]
+
+    def run(self, compiled, inputs):
+        compiled[1] += 1
+        outputs = super().run(compiled[0], inputs)
+        return _change(outputs, "wrong") if compiled[1] > 1 else outputs

@@ -1,0 +1,58 @@
+"""Dynamic shapes in a campaign (fuzz.dynamic, nnfuzz/oracles/dynamic.py): on real ONNX Runtime every dynamic
+test compiles once and runs its shapes, the summary's tests per compile counts them; a system wrong only on
+a later shape of one compiled model is caught at that shape, and the bug records the shape family."""
+import pytest
+from fake_backends import fake_campaign, folders, records
+
+from nnfuzz.errors import ConfigError
+from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.oracles.base import campaign_oracles
+from nnfuzz.triage.bugstore import load_bug
+
+pytestmark = pytest.mark.slow
+
+SIMPLE = ["Add", "Mul", "Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "ReduceSum", "Softmax", "Concat"]
+
+
+def test_ort_runs_each_dynamic_test_at_every_shape_with_one_compile(tmp_path):
+    pytest.importorskip("onnxruntime")
+    policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
+    cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=policy, time_s=60.0, out=tmp_path / "bugs",
+                        ui="plain", executor="inprocess", probe=False, reduce=False, max_tests=8, dynamic=1.0)
+    c = run_campaign(cc)
+    assert c.tests == 8 and c.dynamic >= 3, c
+    assert c.dynamic_compiles == c.dynamic  # one compile each
+    assert c.dynamic_runs >= 2 * c.dynamic and c.runs_per_compile() > 1.5
+    dyn = [r for r in records(cc.out) if r.get("dynamic", {}).get("onnx") == "dynamic"]
+    assert len(dyn) == c.dynamic and all(r["dynamic"]["shapes"] >= 2 for r in dyn)
+    assert c.verdicts["pass"] == 8
+
+
+def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeStaleShapeBackend", seed=5, max_tests=6,
+                                 dynamic=1.0, rerun=False)
+    assert counters.dynamic >= 1 and counters.verdicts["inconsistency"] == counters.dynamic, counters
+    assert counters.verdicts["pass"] == counters.tests - counters.dynamic  # its static tests run once: right
+    bug = load_bug(folders(cc.out)[0])
+    dyn = bug.meta.dynamic
+    assert dyn["shape"] == 1 and dyn["compiles"] == 1 and len(dyn["assignments"]) >= 2
+    want = {i: [d if s is None else dyn["assignments"][1][s] for d, s in zip(bug.oracle["input"][i].shape, axes)]
+            for i, axes in dyn["dims"].items()}
+    assert {i: list(bug.oracle["input"][i].shape) for i in want} == want  # oracle.pkl holds shape 1's values
+    import onnx
+
+    graph = onnx.load_model_from_string(bug.model_bytes).graph
+    assert any(d.dim_param for i in graph.input for d in i.type.tensor_type.shape.dim)
+
+
+def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
+    base = dict(backend="tflite-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=1.0, out=tmp_path)
+    assert not any(o.name == "dynamic" for o in campaign_oracles(CampaignConfig(**base)))  # auto: off there
+    with pytest.raises(ConfigError, match="takes no dynamic model"):
+        campaign_oracles(CampaignConfig(**base, dynamic=0.5))
+    ort = {**base, "backend": "ort-cpu"}
+    assert [o.name for o in campaign_oracles(CampaignConfig(**ort))] == ["dynamic", "reference"]
+    with pytest.raises(ConfigError, match="goes with oracle=reference"):
+        campaign_oracles(CampaignConfig(**ort, oracle="optlevel", dynamic=0.5))
+    assert [o.name for o in campaign_oracles(CampaignConfig(**ort, oracle="optlevel"))] == ["optlevel"]
