@@ -81,7 +81,7 @@ def signature(meta, err_log: str = "") -> str:
         if term is not None:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
         root = meta.root_cause
-        if root and root.get("method") == "local-error":
+        if root and root.get("method") in ("local-error", "cut"):
             return f"{system} | inconsistency | {_root_op(root)} | {root.get('kind')}"
         node = meta.first_divergent_node
         if node:
