@@ -26,10 +26,13 @@ class ReferenceData:
     # its dtype: together they tell precision noise and ill-conditioning from bugs (see add_twins)
     output_f64: Optional[Dict[str, np.ndarray]] = None
     output_f64_jitter: Optional[Dict[str, np.ndarray]] = None
+    # a dynamic model's bug (docs/dynamic-shapes.md): every shape's {"input", "output"}, in the family's
+    # order (the fields above are the failing shape's), so that a replay runs them all
+    shapes: Optional[list] = None
 
     def to_dict(self) -> dict:
         return {"input": self.input, "output": self.output, "output_f64": self.output_f64,
-                "output_f64_jitter": self.output_f64_jitter}
+                "output_f64_jitter": self.output_f64_jitter, **({"shapes": self.shapes} if self.shapes else {})}
 
 
 @dataclass

@@ -62,6 +62,12 @@ def load_oracle(path: Path) -> dict:
             continue
         if not isinstance(v, dict) or not all(isinstance(a, np.ndarray) for a in v.values()):
             raise BugFolderError(f"{path}: oracle.pkl['{part}'] must map names to numpy arrays")
+    shapes = obj.get("shapes")  # a dynamic model's every shape (docs/dynamic-shapes.md)
+    if shapes is not None and not (isinstance(shapes, list) and all(
+            isinstance(s, dict) and all(isinstance(s.get(k), dict) and all(isinstance(a, np.ndarray) for a in s[k].values())
+                                        for k in ("input", "output")) for s in shapes)):
+        raise BugFolderError(f"{path}: oracle.pkl['shapes'] must be a list of {{'input': ..., 'output': ...}}, "
+                             "each mapping names to numpy arrays")
     return obj
 
 

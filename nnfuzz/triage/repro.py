@@ -52,13 +52,17 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta, settle_locally
 
     info = sandbox.backend_info
-    res = sandbox.run(bug_payload(bug, replay_format(bug, info)), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
     loc = None
-    if bug.meta.rewrite is not None or bug.meta.invalid is not None:
+    payload = bug_payload(bug, replay_format(bug, info))
+    if bug.meta.dynamic is not None and o.get("shapes"):  # a dynamic model: one compile, every shape again
+        judged, res = _replay_shapes(bug, sandbox, payload, ref, tolerances)
+    elif bug.meta.rewrite is not None or bug.meta.invalid is not None:
+        res = sandbox.run(payload, bug.oracle["input"])
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
     else:
+        res = sandbox.run(payload, bug.oracle["input"])
         judged = judge_run(res, ref.output, info.engine, tolerances, ref)
         local = _local(bug, sandbox, tolerances, res.outputs)
         if local is not None:  # each node's own error: noise, a root cause, a precision fault at its source
@@ -77,6 +81,21 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     sig = bug_signature(now if bug.meta.root_cause is not None else now.replace(root_cause=None), v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
     return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version, now)
+
+
+def _replay_shapes(bug, sandbox, payload, ref, tolerances):
+    """(Judged, the RunResult of the shape judged) for a dynamic model's bug (meta.json ``dynamic``): compiled
+    once and run at every shape oracle.pkl holds, judged as the campaign judged it (oracles/dynamic.py)."""
+    from nnfuzz.materialize.model import ReferenceData
+    from nnfuzz.oracles.dynamic import judge_shapes
+
+    refs = [ReferenceData(x["input"], x["output"]) for x in bug.oracle["shapes"]]
+    at = bug.meta.dynamic.get("shape")
+    if isinstance(at, int) and 0 <= at < len(refs):
+        refs[at] = ref  # the recorded shape's reference, with its float64 twins
+    res = sandbox.run(payload, [r.input for r in refs])
+    judged, _, shown = judge_shapes(res, refs, sandbox.backend_info.engine, tolerances)
+    return judged, shown
 
 
 def _noref_verdict(bug, sandbox, res, tolerances):

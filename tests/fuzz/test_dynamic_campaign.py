@@ -56,3 +56,18 @@ def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
     with pytest.raises(ConfigError, match="goes with oracle=reference"):
         campaign_oracles(CampaignConfig(**ort, oracle="optlevel", dynamic=0.5))
     assert [o.name for o in campaign_oracles(CampaignConfig(**ort, oracle="optlevel"))] == ["optlevel"]
+
+
+def test_the_replay_of_a_dynamic_bug_runs_every_shape(tmp_path):
+    from nnfuzz.fuzz.inprocess import InProcessSandbox
+    from nnfuzz.triage.repro import NOT_REPRODUCED, REPRODUCED, replay
+    from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+    _, cc = fake_campaign(tmp_path / "bugs", backend="FakeStaleShapeBackend", seed=5, max_tests=3, dynamic=1.0,
+                          rerun=False)
+    bug = load_bug(folders(cc.out)[0])
+    assert len(bug.oracle["shapes"]) == len(bug.meta.dynamic["assignments"])
+    stale = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeStaleShapeBackend")
+    assert replay(bug, stale, DEFAULT_TOLERANCES).outcome == REPRODUCED  # only a replay of every shape shows it
+    right = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeBackend")
+    assert replay(bug, right, DEFAULT_TOLERANCES, same_system=False).outcome == NOT_REPRODUCED
