@@ -6,6 +6,8 @@
     nnfuzz fuzz backend=tvm-cpu cmp.with=openvino-cpu   (two systems on the same model)
     nnfuzz fuzz backend=ort-cpu oracle=metamorphic      (the model vs an equivalent rewrite of it)
     nnfuzz fuzz backend=tvm-cpu mgen.invalid=0.2        (a fifth of the models invalid: must be rejected)
+    nnfuzz fuzz backend=inductor-cpu fuzz.dynamic=1     (every model with symbolic dims it can have: one
+                                                         compile, 3-4 shapes; docs/dynamic-shapes.md)
 
 Bugs go to ``fuzz.out`` (default ``bugs/``) as numbered folders; a JSON-lines log of every test goes to
 ``<fuzz.out>/campaign.jsonl``. Each campaign draws a fresh seed unless ``mgen.seed=N`` is given; it is
