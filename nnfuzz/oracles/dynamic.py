@@ -94,6 +94,7 @@ class DynamicShapes(Oracle):
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
         """Compile once, run every shape; the first shape judged a failure gives the verdict."""
         from nnfuzz.fuzz.context import run_bytes
+        from nnfuzz.triage.judging import judge_shapes
 
         fmt = lane.sandbox.format_for(p)
         if not self.runs_dynamic(p, fmt):
@@ -137,25 +138,6 @@ class DynamicShapes(Oracle):
 
     def reducible(self, p: "Produced") -> bool:
         return False  # the reducer rebuilds one static model: the shape family would not survive it
-
-
-def judge_shapes(res, refs, engine: str, tolerances, twins=None):
-    """(Judged, the index of the shape it is at, that shape's RunResult) for a dynamic model's run ``res``
-    (RunResult.shapes) against ``refs`` (each shape's ReferenceData): a failed run at the shape it ended
-    at (a compile failure at shape 0), else the first shape judged a bug; every shape passing gives the
-    last shape's Judged, shape None and ``res``. ``twins(k)``: shape k's float64 twins (judging.judge_run)."""
-    from nnfuzz.triage.judging import judge_run
-
-    if res.status != "ok":
-        k = res.shape or 0
-        return judge_run(res, None, engine, tolerances, refs[k]), k, res
-    judged = None
-    for k, ref in enumerate(refs):
-        one = dataclasses.replace(res, outputs=res.shapes[k])
-        judged = judge_run(one, ref.output, engine, tolerances, ref, (lambda k=k: twins(k)) if twins else None)
-        if judged.verdict.is_bug:
-            return judged, k, one
-    return judged, None, res
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):

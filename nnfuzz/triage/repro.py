@@ -87,7 +87,7 @@ def _replay_shapes(bug, sandbox, payload, ref, tolerances):
     """(Judged, the RunResult of the shape judged) for a dynamic model's bug (meta.json ``dynamic``): compiled
     once and run at every shape oracle.pkl holds, judged as the campaign judged it (oracles/dynamic.py)."""
     from nnfuzz.materialize.model import ReferenceData
-    from nnfuzz.oracles.dynamic import judge_shapes
+    from nnfuzz.triage.judging import judge_shapes
 
     refs = [ReferenceData(x["input"], x["output"]) for x in bug.oracle["shapes"]]
     at = bug.meta.dynamic.get("shape")
