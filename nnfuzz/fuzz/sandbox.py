@@ -259,9 +259,11 @@ class Sandbox:
 
     def format_for(self, p) -> str:
         """The format the produced test ``p`` is sent in: drawn by its seed (BackendInfo.format_for), and
-        ONNX where that draw is ``relax`` but some op of the graph has no Relax lowering."""
+        ONNX where that draw is ``relax`` but some op of the graph has no Relax lowering or the model has a
+        dynamic ONNX form (docs/dynamic-shapes.md)."""
         fmt = self.backend_info.format_for(p.seed)
-        return "onnx" if fmt == "relax" and not p.relax_lowerable() else fmt
+        dynamic = p.dynamic_forms.get("onnx") == "dynamic"  # (Relax-native models are static)
+        return "onnx" if fmt == "relax" and (dynamic or not p.relax_lowerable()) else fmt
 
     def payload(self, model, fmt: str | None = None) -> bytes:
         """``model`` (a materialize.model.Model) in ``fmt`` (default: the backend's format)."""

@@ -143,3 +143,16 @@ def with_dim_params(proto, gir: GraphIR):
     del out.graph.value_info[:]
     onnx.checker.check_model(out)
     return out
+
+
+def at_shape(model_bytes: bytes, gir: GraphIR) -> bytes:
+    """A dynamic ONNX model with the dims of ``gir`` (one shape of its family, ``GraphIR.at``) written in
+    place of its ``dim_param`` symbols: the same model, static (the dynamic oracle's static twin)."""
+    import onnx
+
+    proto = onnx.load_model_from_string(model_bytes)
+    for vi in list(proto.graph.input) + list(proto.graph.output):
+        if vi.name in gir.vars:
+            for dim, d in zip(vi.type.tensor_type.shape.dim, gir.vars[vi.name].shape):
+                dim.dim_value = int(d)
+    return proto.SerializeToString()

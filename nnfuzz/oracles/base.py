@@ -35,7 +35,8 @@ class Tested:
     expected_outputs: Optional[Dict] = None  # the expected side's outputs, when another system ran
     reference: object = None                 # the ReferenceData judged with (with the float64 twins once made)
     twin: Optional[dict] = None              # for an inconsistency: were the float64 twins available, and why not
-    failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite")
+    failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite");
+                                             # dynamic: how the static model of the failing shape did
     invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
     expected_result: object = None           # the expected side's RunResult, when another system ran
     localization: object = None              # triage/localize.py Localization, when the test localized its verdict

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 DEFAULT_SHARE = 0.5   # fuzz.dynamic=auto on a system that takes dynamic models
+STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
 
 
@@ -105,7 +106,10 @@ class DynamicShapes(Oracle):
         judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k))
         every = [{"input": s.input, "output": s.output} for s in p.shapes]
         ref = dataclasses.replace(judged.reference, shapes=every)  # oracle.pkl: every shape, for the replay
-        return Tested(judged.verdict, shown, "actual", None, ref, judged.twin, shape=k)
+        static = None
+        if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
+            static = _static_at(ctx, lane, p, fmt, k, judged.reference)
+        return Tested(judged.verdict, shown, "actual", None, ref, judged.twin, shape=k, failed=static)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
         res = t.result
@@ -128,16 +132,46 @@ class DynamicShapes(Oracle):
         res = t.result
         out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
                           "shapes_run": len(res.shapes) if res.shapes is not None else t.shape + 1,
-                          "forms": dict(p.dynamic_forms)}
+                          "forms": dict(p.dynamic_forms), "static": t.failed}
         if t.verdict.symptom is Symptom.inconsistency:
             out["localization_note"] = NOT_LOCALIZED
         return out
+
+    @classmethod
+    def signature_term(cls, meta) -> Optional[str]:
+        """"dynamic" for an inconsistency that only the dynamic form shows (the static model of that shape,
+        compiled alone, passes); otherwise the usual terms."""
+        dyn = meta.dynamic
+        return "dynamic" if isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES else None
 
     def localizes(self, p: "Produced") -> bool:
         return p.family is None
 
     def reducible(self, p: "Produced") -> bool:
         return False  # the reducer rebuilds one static model: the shape family would not survive it
+
+
+def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref) -> Optional[str]:
+    """The static model of shape ``k`` (the same model with that shape's dims written in), compiled alone
+    and judged against the same reference: STATIC_PASSES (only the dynamic form fails), "fails (<label>)",
+    or None when the campaign's time bound cut it short."""
+    from nnfuzz.fuzz.context import run_bytes
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.materialize.portable import pack
+    from nnfuzz.triage.judging import judge_run
+
+    gir = dataclasses.replace(GraphIR.loads(p.gir_text), family=ShapeFamily.from_json(p.family)).at(k)
+    if fmt == "onnx":
+        from nnfuzz.materialize.dynamic import at_shape
+
+        data = at_shape(p.model_bytes, gir)
+    else:
+        data = pack(gir.dumps(), p.weights)
+    res = run_bytes(ctx, lane.sandbox, data, p.shapes[k].input)
+    if res is None:
+        return None
+    v = judge_run(res, p.shapes[k].output, ctx.info.engine, ctx.tolerances, ref).verdict
+    return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):

@@ -313,6 +313,12 @@ def folders(out) -> list:
     return sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()) if out.is_dir() else []
 
 
+class FakeDynamicBackend(FakeBackend):
+    """FakeBackend taking dynamic ONNX models (fuzz.dynamic)."""
+
+    dynamic_forms = ("onnx",)
+
+
 class FakeStaleShapeBackend(FakeBackend):
     """Takes dynamic ONNX models and is right on each model's first run, but every later run of the same
     compiled model is off by one: a system that keeps what it computed for the first shape (a stale

@@ -37,6 +37,8 @@ def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
     bug = load_bug(folders(cc.out)[0])
     dyn = bug.meta.dynamic
     assert dyn["shape"] == 1 and dyn["compiles"] == 1 and len(dyn["assignments"]) >= 2
+    assert dyn["static"] == "passes"  # shape 1's static model, compiled alone, runs once: right
+    assert "| dynamic |" in bug.meta.signature
     want = {i: [d if s is None else dyn["assignments"][1][s] for d, s in zip(bug.oracle["input"][i].shape, axes)]
             for i, axes in dyn["dims"].items()}
     assert {i: list(bug.oracle["input"][i].shape) for i in want} == want  # oracle.pkl holds shape 1's values
@@ -56,6 +58,15 @@ def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
     with pytest.raises(ConfigError, match="goes with oracle=reference"):
         campaign_oracles(CampaignConfig(**ort, oracle="optlevel", dynamic=0.5))
     assert [o.name for o in campaign_oracles(CampaignConfig(**ort, oracle="optlevel"))] == ["optlevel"]
+
+
+def test_a_system_wrong_on_every_model_is_not_signed_dynamic(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", {"always": "wrong"}, backend="FakeDynamicBackend", seed=5,
+                                 max_tests=4, dynamic=1.0, rerun=False)
+    assert counters.dynamic >= 1 and counters.verdicts["inconsistency"] == 4, counters
+    dyn = [m for m in (load_bug(f).meta for f in folders(cc.out)) if m.dynamic is not None]
+    assert dyn and all(m.dynamic["shape"] == 0 and m.dynamic["static"] == "fails (inconsistency)" for m in dyn)
+    assert all("| dynamic |" not in m.signature for m in dyn)
 
 
 def test_the_replay_of_a_dynamic_bug_runs_every_shape(tmp_path):
