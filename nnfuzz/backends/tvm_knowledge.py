@@ -23,9 +23,10 @@ KNOWN = (
           "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
           "with computed sizes or an opset-19 coordinate mode (half_pixel_symmetric), Split with computed "
           "split sizes, a reduction with computed axes, Slice of a shape with computed bounds"),
-    Known(r"Cannot broadcast symbolic dimensions \S+ and \S+ - both are symbolic but structurally different",
-          note="a dynamic model (docs/dynamic-shapes.md): the Relax ONNX frontend broadcasts two dim_param dims only "
-          "when they have one name; ONNX lets them differ (equal or 1 at run time)"),
+    Known(r"Cannot broadcast symbolic dimensions \S+ and \S+ - both are symbolic but structurally different"
+          r"|Cannot broadcast symbolic dimension \S+ with non-1 constant",
+          note="a dynamic model (docs/dynamic-shapes.md): the Relax ONNX frontend broadcasts a dim_param dim only "
+          "with a dim of the same name or 1; ONNX lets it meet another name or a constant (equal at run time)"),
 )
 
 ERROR_OPS = (r"Error converting operator (\w+)",                         # its ONNX frontend

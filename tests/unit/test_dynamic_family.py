@@ -99,3 +99,15 @@ def test_a_family_missing_a_symbol_is_refused_with_the_fix():
     with pytest.raises(ValueError, match="expected every symbol"):
         GraphIR.from_json(data)
     assert ShapeFamily.from_json(json.loads(g.dumps())["family"]) == g.family
+
+
+def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitations():
+    from nnfuzz.backends.known import classify
+
+    assert classify("tvm", "ValueError: Cannot broadcast symbolic dimension s2 with non-1 constant 14: runtime "
+                           "value of symbolic dimension is unknown at compile time.") is not None
+    assert classify("tvm", "ValueError: Cannot broadcast symbolic dimensions s0 and s2 - both are symbolic but "
+                           "structurally different.") is not None
+    assert classify("inductor", "LoweringException: GuardOnDataDependentSymNode: Could not extract specialized "
+                                "integer from data-dependent expression u0 (unhinted: u0).") is not None
+    assert classify("tvm", "InternalError: CodeGenVM cannot emit this Relax operator directly.") is None
