@@ -53,6 +53,7 @@ class Counters:
     dynamic: int = 0           # fuzz.dynamic: tests of a dynamic model (compiled once, run at each shape)
     dynamic_runs: int = 0      # the shapes they ran
     dynamic_compiles: int = 0  # the compiles they took (torch.compile's recompilations included)
+    not_dynamic: int = 0       # oracle=static: models that could not be made dynamic: not run
 
     @property
     def elapsed(self) -> float:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 ORACLES: Dict[str, type] = {}   # name -> Oracle subclass, filled on class creation
-BUILTIN = ("reference", "compare", "metamorphic", "invalid", "dynamic")  # nnfuzz/oracles/<module>.py
+BUILTIN = ("reference", "compare", "metamorphic", "invalid", "dynamic", "static")  # nnfuzz/oracles/<module>.py
 
 
 @dataclasses.dataclass

@@ -152,26 +152,30 @@ class DynamicShapes(Oracle):
 
 
 def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref) -> Optional[str]:
-    """The static model of shape ``k`` (the same model with that shape's dims written in), compiled alone
-    and judged against the same reference: STATIC_PASSES (only the dynamic form fails), "fails (<label>)",
-    or None when the campaign's time bound cut it short."""
+    """The static model of shape ``k``, compiled alone and judged against the same reference: STATIC_PASSES
+    (only the dynamic form fails), "fails (<label>)", or None when the campaign's time bound cut it short."""
     from nnfuzz.fuzz.context import run_bytes
+    from nnfuzz.triage.judging import judge_run
+
+    res = run_bytes(ctx, lane.sandbox, _static_payload(p, fmt, k), p.shapes[k].input)
+    if res is None:
+        return None
+    v = judge_run(res, p.shapes[k].output, ctx.info.engine, ctx.tolerances, ref).verdict
+    return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+
+
+def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:
+    """The static model of shape ``k`` of ``p``'s family in ``fmt``: the dynamic ONNX model with that shape's
+    dims written in, or that shape's graph (GraphIR.at) with the weights."""
     from nnfuzz.gir import GraphIR, ShapeFamily
     from nnfuzz.materialize.portable import pack
-    from nnfuzz.triage.judging import judge_run
 
     gir = dataclasses.replace(GraphIR.loads(p.gir_text), family=ShapeFamily.from_json(p.family)).at(k)
     if fmt == "onnx":
         from nnfuzz.materialize.dynamic import at_shape
 
-        data = at_shape(p.model_bytes, gir)
-    else:
-        data = pack(gir.dumps(), p.weights)
-    res = run_bytes(ctx, lane.sandbox, data, p.shapes[k].input)
-    if res is None:
-        return None
-    v = judge_run(res, p.shapes[k].output, ctx.info.engine, ctx.tolerances, ref).verdict
-    return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+        return at_shape(p.model_bytes, gir)
+    return pack(gir.dumps(), p.weights)
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):

@@ -82,3 +82,22 @@ def test_the_replay_of_a_dynamic_bug_runs_every_shape(tmp_path):
     assert replay(bug, stale, DEFAULT_TOLERANCES).outcome == REPRODUCED  # only a replay of every shape shows it
     right = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeBackend")
     assert replay(bug, right, DEFAULT_TOLERANCES, same_system=False).outcome == NOT_REPRODUCED
+
+
+def test_oracle_static_compares_the_dynamic_compile_with_static_ones(tmp_path):
+    counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeStaleShapeBackend", seed=5, max_tests=4,
+                                 oracle="static", rerun=False)
+    assert counters.dynamic >= 1 and counters.dynamic + counters.not_dynamic >= 4, counters
+    assert counters.verdicts["inconsistency"] == counters.dynamic  # each dynamic run is stale from shape 1 on
+    bug = load_bug(folders(cc.out)[0])
+    assert bug.meta.oracle["kind"] == "static" and bug.meta.dynamic["shape"] == 1
+    assert bug.meta.dynamic["failed"] == "dynamic" and "| dynamic vs static |" in bug.meta.signature
+
+
+def test_oracle_static_on_ort_passes(tmp_path):
+    pytest.importorskip("onnxruntime")
+    policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
+    cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=policy, time_s=60.0, out=tmp_path / "bugs",
+                        ui="plain", executor="inprocess", probe=False, reduce=False, max_tests=5, oracle="static")
+    c = run_campaign(cc)
+    assert c.dynamic >= 2 and c.verdicts["pass"] == c.dynamic and not folders(cc.out), c
