@@ -31,6 +31,10 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
         which = "a metamorphic pair (model_rewrite.onnx)" if bug.meta.rewrite is not None else "an invalid model"
         return {"bug": str(bug.path), "status": "not-reduced",
                 "note": f"reduction rebuilds the model from its graph and compares with torch eager; this folder holds {which}"}
+    if bug.meta.dynamic is not None:
+        return {"bug": str(bug.path), "status": "not-reduced",
+                "note": "reduction rebuilds one static model from the graph; this folder holds a dynamic model run at "
+                "several shapes (meta.json dynamic, docs/dynamic-shapes.md)"}
     gir = GraphIR.loads(bug.gir_text)
     weights = bug_weights(bug)
     if weights is None:

@@ -82,6 +82,10 @@ def test_the_replay_of_a_dynamic_bug_runs_every_shape(tmp_path):
     assert replay(bug, stale, DEFAULT_TOLERANCES).outcome == REPRODUCED  # only a replay of every shape shows it
     right = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeBackend")
     assert replay(bug, right, DEFAULT_TOLERANCES, same_system=False).outcome == NOT_REPRODUCED
+    from nnfuzz.triage.bug_reduction import reduce_bug
+
+    got = reduce_bug(bug, stale, DEFAULT_TOLERANCES, 5.0)
+    assert got["status"] == "not-reduced" and "dynamic" in got["note"]
 
 
 def test_oracle_static_compares_the_dynamic_compile_with_static_ones(tmp_path):
