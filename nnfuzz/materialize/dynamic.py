@@ -9,7 +9,8 @@ only where the model it writes does not depend on the shape:
 - ``gir`` (torch.compile): shape 0's torch module, run eagerly at every other shape, gives that shape's
   reference bit for bit (a lowering that read a concrete dim would not);
 - ``onnx``: the ONNX model written at every other shape has the same nodes and initializers as shape
-  0's; its inputs then take ``dim_param`` symbols, and output dims that vary become ``dim_param`` too.
+  0's (with the drawn spellings, else with canonical ones, which then become the model's); its inputs
+  then take ``dim_param`` symbols, and output dims that vary become ``dim_param`` too.
 
 A form that fails its check is recorded with the reason (``DynamicBuild.forms``) and the system gets the
 static test of shape 0 instead.
@@ -62,9 +63,24 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
         forms["onnx"] = "no ONNX model was built"
     else:
         forms["onnx"] = _onnx_generic(model, built[1:])
+        if forms["onnx"] != "dynamic" and model.export.via == "onnx" and model.export.spelling != "canonical":
+            model, forms["onnx"] = _canonical(model, built[1:], forms["onnx"])
         if forms["onnx"] == "dynamic":
             dyn = with_dim_params(model.onnx, dataclasses.replace(gir, family=fam))
     return DynamicBuild(model, fam, shapes, forms, dyn)
+
+
+def _canonical(model: Model, others: List[Model], why: str):
+    """(model, form) with shape 0's ONNX written in canonical spellings when that form is shape-independent
+    and the drawn one was not (a drawn spelling may depend on a dim: a Reshape for a Squeeze, a written
+    slice end): about half the non-independent models are. Else ``model`` and ``why`` unchanged."""
+    from nnfuzz.materialize.onnx.export import check_onnx, to_onnx
+
+    spec = dataclasses.replace(model.export, spelling="canonical")
+    proto, spec, spellings = to_onnx(model.gir, model.weights, model.module, model.torch_inputs, spec)
+    check_onnx(proto, [model.gir.vars[o] for o in model.gir.outputs], model.gir.outputs, where="generated model")
+    trial = dataclasses.replace(model, onnx=proto, export=spec, spellings=spellings)
+    return (trial, "dynamic") if _onnx_generic(trial, others) == "dynamic" else (model, why)
 
 
 def _shape_model(gk: GraphIR, seed: int, k: int, weights, search) -> Optional[Model]:
