@@ -111,3 +111,4 @@ def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitatio
     assert classify("inductor", "LoweringException: GuardOnDataDependentSymNode: Could not extract specialized "
                                 "integer from data-dependent expression u0 (unhinted: u0).") is not None
     assert classify("tvm", "InternalError: CodeGenVM cannot emit this Relax operator directly.") is None
+
