@@ -115,9 +115,7 @@ class DynamicShapes(Oracle):
         res = t.result
         if res is None or res.compiles is None and t.shape is None and res.shapes is None:
             return self.primary.account(counters, p, t)  # the static test of shape 0
-        counters.dynamic += 1
-        counters.dynamic_runs += len(res.shapes) if res.shapes is not None else (t.shape or 0) + 1
-        counters.dynamic_compiles += res.compiles if res.compiles is not None else 1
+        count_dynamic(counters, t)
 
     def expected_record(self, ctx: "RunContext") -> Dict:
         return self.primary.expected_record(ctx)
@@ -131,7 +129,7 @@ class DynamicShapes(Oracle):
             return out
         res = t.result
         out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
-                          "shapes_run": len(res.shapes) if res.shapes is not None else t.shape + 1,
+                          "shapes_run": shapes_run(t),
                           "forms": dict(p.dynamic_forms), "static": t.failed}
         if t.verdict.symptom is Symptom.inconsistency:
             out["localization_note"] = NOT_LOCALIZED
@@ -149,6 +147,18 @@ class DynamicShapes(Oracle):
 
     def reducible(self, p: "Produced") -> bool:
         return False  # the reducer rebuilds one static model: the shape family would not survive it
+
+
+def shapes_run(t: Tested) -> int:
+    """The shapes a dynamic test ran: all of them, or up to the one it failed at."""
+    return len(t.result.shapes) if t.result.shapes is not None else (t.shape or 0) + 1
+
+
+def count_dynamic(counters, t: Tested) -> None:
+    """(Under the campaign's lock.) A dynamic test's tests, shapes run and compiles (Counters)."""
+    counters.dynamic += 1
+    counters.dynamic_runs += shapes_run(t)
+    counters.dynamic_compiles += t.result.compiles if t.result.compiles is not None else 1
 
 
 def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref) -> Optional[str]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Skip, Tested, no_second_choice
-from nnfuzz.oracles.dynamic import DynamicShapes, _static_payload, _twins_at
+from nnfuzz.oracles.dynamic import DynamicShapes, _static_payload, _twins_at, count_dynamic
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
@@ -89,10 +89,7 @@ class StaticShapes(DynamicShapes):
         return Tested(judged.verdict, dyn, "actual", reference=p.shapes[0])
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
-        res = t.result
-        counters.dynamic += 1
-        counters.dynamic_runs += len(res.shapes) if res.shapes is not None else (t.shape or 0) + 1
-        counters.dynamic_compiles += res.compiles if res.compiles is not None else 1
+        count_dynamic(counters, t)
 
     def expected_record(self, ctx: "RunContext") -> Dict:
         return {**ctx.under_test(), "model": "static at the failing shape"}
