@@ -7,6 +7,10 @@ intermediate value is exposed alone, beside the graph's outputs, in program orde
 exposure makes the outputs right again names the root cause: the node that produces it, of kind
 ``fused`` (method "cut"). One fusion fault then gives one signature, whatever the graph around it.
 
+Only a structural fault (a wrong shape or dtype, a missing output) is searched for: fusion legitimately
+changes rounding, and a discontinuous op downstream (Ceil, a comparison, a cast to bool) turns that into
+a large difference, which a cut would remove as well. A values fault keeps the first divergent node.
+
 The search runs at most ``MAX_CUTS`` models (one compile each), only for a test whose full exposure
 changed the result; a fault that no single cut removes, or that the system no longer shows, gives None.
 """
@@ -21,6 +25,15 @@ from nnfuzz.gir import GraphIR
 from nnfuzz.verdict import compare
 
 MAX_CUTS = 16
+
+
+def structural(original: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray]) -> bool:
+    """Whether the system's outputs differ from the reference's in shape, dtype or presence."""
+    for name, want in reference.items():
+        got = original.get(name)
+        if got is None or np.shape(got) != np.shape(want) or np.asarray(got).dtype != np.asarray(want).dtype:
+            return True
+    return False
 
 
 def cut_root(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], run: Callable,

@@ -46,3 +46,15 @@ def test_an_error_naming_a_node_by_its_output_finds_its_instruction():
     model = build_model(gir, 0, values=({}, {"x": np.ones(gir.vars["x"].shape, np.float32)}))
     assert instruction_named_in("[CPU] Interpolate node with name 'v1' only supports resize", gir, model.onnx) == 1
     assert instruction_named_in("node with name 'nope' failed", gir, model.onnx) is None
+
+
+def test_only_a_structural_fault_is_searched_for_a_cut():
+    """Fusion changes rounding legitimately: a values fault that full exposure removes keeps the first
+    divergent node; a wrong shape, dtype or a missing output is searched for the cut that removes it."""
+    from nnfuzz.triage.fusion_cut import structural
+
+    ref = {"v1": np.zeros((3, 1), np.float32)}
+    assert not structural({"v1": np.ones((3, 1), np.float32)}, ref)
+    assert structural({"v1": np.zeros((1, 1), np.float32)}, ref)
+    assert structural({"v1": np.zeros((3, 1), np.float64)}, ref)
+    assert structural({}, ref)
