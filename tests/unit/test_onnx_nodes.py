@@ -48,13 +48,24 @@ def test_an_error_naming_a_node_by_its_output_finds_its_instruction():
     assert instruction_named_in("node with name 'nope' failed", gir, model.onnx) is None
 
 
-def test_only_a_structural_fault_is_searched_for_a_cut():
-    """Fusion changes rounding legitimately: a values fault that full exposure removes keeps the first
-    divergent node; a wrong shape, dtype or a missing output is searched for the cut that removes it."""
-    from nnfuzz.triage.fusion_cut import structural
+def test_only_a_fault_rounding_cannot_explain_is_searched_for_a_cut():
+    """Fusion changes float rounding legitimately: a float values fault that full exposure removes keeps
+    the first divergent node; a wrong shape, dtype, a missing output, or wrong values computed from
+    integers alone are searched for the cut that removes them."""
+    from graphs import chain
 
+    from nnfuzz.abstract import DType
+    from nnfuzz.ops.elementwise import spec as E
+    from nnfuzz.triage.fusion_cut import unexplained_by_rounding
+    from nnfuzz.verdict import DEFAULT_TOLERANCES as TOL
+
+    floats = chain(E.Relu(), E.Abs(), shape=(3, 1))
+    ints = chain(E.Relu(), E.Abs(), shape=(3, 1), dtype=DType.int32)
     ref = {"v1": np.zeros((3, 1), np.float32)}
-    assert not structural({"v1": np.ones((3, 1), np.float32)}, ref)
-    assert structural({"v1": np.zeros((1, 1), np.float32)}, ref)
-    assert structural({"v1": np.zeros((3, 1), np.float64)}, ref)
-    assert structural({}, ref)
+    assert not unexplained_by_rounding(floats, {"v1": np.ones((3, 1), np.float32)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {"v1": np.zeros((1, 1), np.float32)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {"v1": np.zeros((3, 1), np.float64)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {}, ref, TOL)
+    iref = {"v1": np.zeros((3, 1), np.int32)}
+    assert unexplained_by_rounding(ints, {"v1": np.ones((3, 1), np.int32)}, iref, TOL)
+    assert not unexplained_by_rounding(ints, {"v1": np.zeros((3, 1), np.int32)}, iref, TOL)
