@@ -19,7 +19,7 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:0 16px 40px;color:#222}
 h1{font-size:22px}h2{border-bottom:1px solid #ccc;margin-top:32px}h3{margin-top:28px}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
-#bug-table th{background:#f3f3f3;cursor:pointer}#bug-table td.sig{font-family:monospace;font-size:12px}
+#bug-table th{background:#f3f3f3;cursor:pointer}#bug-table td.msg{font-family:monospace;font-size:11px;max-width:360px;overflow-wrap:anywhere}
 .facts th{background:#f7f7f7;width:130px}pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow:auto;
 max-height:420px;font-size:12px}.problem{color:#b00}.note{color:#666}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #eee;max-width:100%;height:auto}
@@ -28,7 +28,12 @@ font-weight:600}.graph{max-width:100%;height:auto}.graph .edge{fill:none;stroke:
 .graph rect{fill:#e8f0fb;stroke:#4a78b5}.graph .input rect{fill:#eef7e8;stroke:#5a9a3c}
 .graph .weight rect{fill:#f7f2e6;stroke:#b08a3a}.graph .out rect{stroke-width:2.5}
 .graph .divergent rect{fill:#fde4e4;stroke:#c22}.graph .t1{font:600 11px monospace}.graph .t2{font:10px monospace;fill:#555}
-.summary span{display:inline-block;margin-right:22px}
+.summary span{display:inline-block;margin-right:22px}.status{font-weight:600}.status.new{color:#b00}
+.status.known,.status.kept{color:#555}.bugnote{font-style:italic}.cause{font-family:monospace;font-size:12px}
+.legend{font-size:12px;color:#444}.legend .sw{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;
+border:1px solid #4a78b5;background:#e8f0fb;vertical-align:middle}.legend .sw.input{background:#eef7e8;
+border-color:#5a9a3c}.legend .sw.weight{background:#f7f2e6;border-color:#b08a3a}.legend .sw.out{border-width:2.5px}
+.legend .sw.divergent{background:#fde4e4;border-color:#c22}
 """
 
 # Click a column header of the bug table to sort by it (numbers as numbers).
@@ -54,14 +59,23 @@ document.querySelectorAll('#bug-table th').forEach(function (th, col) {
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-"
        + base64.b64encode(hashlib.sha256(JS.encode()).digest()).decode() + "'")
 
-STATS_ROWS = ("graphs", "NOO", "NOT", "NOP", "OTC", "IDC", "SEC", "DEC", "op_types", "op_x_dtype",
-              "op_x_rank_x_attr_bin")
+# nnfuzz stats' metrics of the bug graphs, each with what it counts (docs/stats.md has the formulas)
+STATS_ROWS = (("graphs", "bug graphs read"), ("NOO", "operators per graph (mean)"),
+              ("NOT", "distinct op types per graph (mean)"),
+              ("NOP", "distinct op-type pairs joined by an edge, per graph (mean)"),
+              ("OTC", "op type coverage: share of the op corpus's types seen"),
+              ("IDC", "input degree coverage: share of each op type's possible input counts seen (mean)"),
+              ("SEC", "successor coverage: share of op-type pairs seen on an edge"),
+              ("DEC", "share of op-type triples seen along two adjacent edges"),
+              ("op_types", "op types seen"), ("op_x_dtype", "distinct (op type, input dtypes) seen"),
+              ("op_x_rank_x_attr_bin", "distinct (op type, input ranks, binned attributes) seen"))
 
 
 def render(data: StoreData) -> str:
-    body = [_header(data), _skipped(data), _campaigns(data), _bug_table(data), _stats(data)]
+    body = [_header(data), _skipped(data), _campaigns(data), _bug_table(data)]
     by_id = {b.id: b for b in data.bugs}
     body += [bugpage.section(b, by_id) for b in data.unique]
+    body.append(_stats(data))
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
             f"<title>nnfuzz report: {esc(data.root)}</title><style>{CSS}</style></head><body>"
@@ -74,12 +88,21 @@ def _header(data: StoreData) -> str:
     return (f"<h1>nnfuzz report: {esc(data.root)}</h1>"
             f'<p class="note">written {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())} by nnfuzz '
             f"{esc(nnfuzz.__version__)} (<code>nnfuzz report</code>)</p><p class=\"summary\">"
-            f"<span><b>{len(data.unique)}</b> unique bugs</span><span><b>{len(data.bugs)}</b> bug folders</span>"
+            f"<span><b>{len(data.unique)}</b> unique bugs{_by_status(data)}</span>"
+            f"<span><b>{len(data.bugs)}</b> bug folders</span>"
             f"<span><b>{len(systems)}</b> systems: {esc(', '.join(systems) or '-')}</span>"
             f"<span><b>{len(data.campaigns)}</b> campaigns, <b>{tests}</b> tests logged</span>"
             f"<span><b>{len(data.skipped)}</b> entries skipped</span></p>"
             '<p><a href="#campaign">campaign over time</a> · <a href="#bugs">unique bugs</a> · '
-            '<a href="#stats">graph statistics</a></p>')
+            '<a href="#stats">graph statistics of the bug graphs</a></p>')
+
+
+def _by_status(data: StoreData) -> str:
+    """": 2 new, 3 known" (the unique bugs by report/standing.py's status)."""
+    from nnfuzz.report.standing import by_status
+
+    counts = by_status(data.unique)
+    return (": " + ", ".join(f"<b>{n}</b> {esc(k)}" for k, n in counts.items())) if counts else ""
 
 
 def _skipped(data: StoreData) -> str:
@@ -124,33 +147,48 @@ def _campaigns(data: StoreData) -> str:
 
 
 def _bug_table(data: StoreData) -> str:
+    from nnfuzz.report.standing import seen_text, status_text
+
     head = f'<h2 id="bugs">Unique bugs ({len(data.unique)})</h2>'
     if not data.unique:
         return head + '<p class="note">no readable bug folder.</p>'
-    cols = ("id", "signature", "system", "symptom", "stage", "op", "nodes", "blame", "first seen", "duplicates")
+    cols = ("id", "status", "system", "symptom", "op", "note", "message", "nodes", "first seen", "duplicates")
     rows: List[str] = []
     for b in data.unique:
         m = b.meta
-        cells = [f'<a href="#{esc(bugpage.anchor(b.id))}">{esc(b.id)}</a>', esc(b.signature), esc(m.system),
-                 esc(m.symptom) + (" (flaky)" if m.flaky else ""), esc(m.stage or "-"), esc(b.op),
-                 esc(bugpage.nodes_text(b)), esc(m.blame or "-"), esc(bugpage.seen_text(b)),
+        cells = [f'<a href="#{esc(bugpage.anchor(b.id))}">{esc(b.id)}</a>',
+                 f'<span class="status {esc(b.status)}">{esc(status_text(b))}</span>', esc(m.system),
+                 esc(m.symptom) + f" at {esc(m.stage or '-')}" + (" (flaky)" if m.flaky else ""), esc(b.op),
+                 esc(b.note or "-"), esc(_clip(bugpage.cause_line(b))), esc(bugpage.nodes_text(b)),
+                 esc(seen_text(b)),
                  str(len(b.duplicates)) + (f" ({esc(', '.join(b.duplicates))})" if b.duplicates else "")]
-        rows.append("<tr>" + "".join(f'<td class="sig">{c}</td>' if k == 1 else f"<td>{c}</td>"
+        rows.append("<tr>" + "".join(f'<td class="msg">{c}</td>' if k == 6 else f"<td>{c}</td>"
                                      for k, c in enumerate(cells)) + "</tr>")
-    return (head + '<table id="bug-table"><thead><tr>' + "".join(f"<th>{c}</th>" for c in cols)
+    return (head + '<p class="note">status: <b>new</b> (a root cause no kept bug or known-bugs entry names), '
+            "<b>known</b> (and as what), <b>duplicate</b> (a signature the store held before), <b>kept</b> (a "
+            "folder of the repository's bugs/kept); the campaign log's word where it has one, else matched now "
+            '(docs/known-bugs.md). message: the system\'s innermost message (a crash) or the summary; each bug\'s '
+            "section gives its signature.</p>"
+            '<table id="bug-table"><thead><tr>' + "".join(f"<th>{c}</th>" for c in cols)
             + f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
+def _clip(text: str, n: int = 140) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _stats(data: StoreData) -> str:
-    head = '<h2 id="stats">Graph statistics of the bug folders (<code>nnfuzz stats</code>)</h2>'
+    head = '<h2 id="stats">Graph statistics of the bug graphs (<code>nnfuzz stats</code>)</h2>'
     s = data.stats
     if not s:
         return head + '<p class="note">none (no readable graph; see the skipped entries).</p>'
     cells = []
-    for k in STATS_ROWS:
+    for k, what in STATS_ROWS:
         v = s.get(k)
         text = "-" if v is None else (f"{100 * v:.3g} %" if k in ("OTC", "IDC", "SEC", "DEC") else
                                       f"{v:.2f}" if isinstance(v, float) else str(v))
-        cells.append(f"<tr><th>{esc(k)}</th><td>{esc(text)}</td></tr>")
-    return (head + f'<p class="note">relative to {esc(s.get("op_corpus"))} (n_C = {esc(s.get("n_C"))}); '
-            f'docs/stats.md defines each metric.</p><table id="stats-table">{"".join(cells)}</table>')
+        cells.append(f"<tr><th>{esc(k)}</th><td>{esc(text)}</td><td>{esc(what)}</td></tr>")
+    return (head + '<p class="note">What the saved bug graphs exercise, as <code>nnfuzz stats bugs/</code> prints it: '
+            f'the Isra and HirGen metrics, relative to the op corpus {esc(s.get("op_corpus"))} (n_C = '
+            f'{esc(s.get("n_C"))} op types); docs/stats.md gives each formula.</p><table id="stats-table">'
+            f'<tr><th>metric</th><th>value</th><th>what it counts</th></tr>{"".join(cells)}</table>')

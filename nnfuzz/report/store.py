@@ -38,6 +38,9 @@ class BugEntry:
     first: str                                     # the first folder with this signature (itself if unique)
     duplicates: List[str] = field(default_factory=list)  # later folders with this signature (on the first)
     seen: Optional[dict] = None                    # the campaign log's record of it: campaign, t
+    status: Optional[str] = None                   # new | known | duplicate | kept (report/standing.py)
+    known_as: str = ""                             # what it is known as: a kept folder, a known-bugs entry
+    note: str = ""                                 # what it is, in the user's words (meta.json note, known.yaml)
 
 
 @dataclass
@@ -89,12 +92,17 @@ def gather(root, with_stats: bool = True) -> StoreData:
         campaigns = read_log(root / LOG, skipped)
     by_id = {b.id: b for b in bugs}
     for k, c in enumerate(campaigns):
-        found = [(r["bug"], r.get("t")) for r in c.records if isinstance(r.get("bug"), str)]
-        found += [(name, m["t"] + m["span_s"]) for m in c.minutes for name in m["bugs"]]
-        for bug, t in found:
+        found = [(r["bug"], r.get("t"), r) for r in c.records if isinstance(r.get("bug"), str)]
+        found += [(name, m["t"] + m["span_s"], {}) for m in c.minutes for name in m["bugs"]]
+        for bug, t, r in found:
             b = by_id.get(Path(bug).name)
             if b is not None and b.seen is None:
                 b.seen = {"campaign": k, "t": t, "started": c.header.get("started")}
+                if isinstance(r.get("bug_status"), str):
+                    b.status, b.known_as = r["bug_status"], str(r.get("known") or "")
+    from nnfuzz.report.standing import place
+
+    place(root, bugs, lambda what, why: skipped.append(Skipped(what, why)))
     data = StoreData(root, bugs, campaigns, skipped, has_log)
     if with_stats and bugs:
         data.stats = _stats(root, skipped)
@@ -131,15 +139,16 @@ def _bugs(root: Path, skipped: List[Skipped]) -> List[BugEntry]:
 
 def bug_op(meta: BugMeta, err_log: str) -> str:
     """The op a bug is in: the first divergent node (inconsistencies), else the op the system's error
-    names (triage/rootcause.py), else the graph's only op; "-" if none of these tells."""
+    names (triage/rootcause.py), else the graph's only op, else its op types when there are at most
+    three ("Sign / Max"); "-" if none of these tells (a larger graph whose error names no op)."""
     from nnfuzz.triage.dedup import representative_op
     from nnfuzz.triage.rootcause import root_cause
 
     op = representative_op(meta)
     if op == "-" and meta.symptom != "inconsistency":
         op = root_cause(str(meta.summary), err_log)[0] or "-"
-    if op == "-" and isinstance(meta.ops, list) and len(meta.ops) == 1:
-        op = str(meta.ops[0])
+    if op == "-" and isinstance(meta.ops, list) and 0 < len(set(map(str, meta.ops))) <= 3:
+        op = " / ".join(dict.fromkeys(map(str, meta.ops)))
     return op
 
 
