@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import time
 from typing import List
 
 import nnfuzz
 from nnfuzz.report import bugpage
-from nnfuzz.report.charts import bar_chart, esc, line_chart
+from nnfuzz.report.charts import VERDICT_COLORS, Axis, bar_chart, esc, line_chart
 from nnfuzz.report.store import StoreData
 from nnfuzz.report.timeline import timeline
 
@@ -23,7 +24,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 7px;text-
 .facts th{background:#f7f7f7;width:130px}pre{background:#f6f6f6;border:1px solid #ddd;padding:8px;overflow:auto;
 max-height:420px;font-size:12px}.problem{color:#b00}.note{color:#666}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid #eee;max-width:100%;height:auto}
-.plot .grid{stroke:#eee}.plot .mark{stroke:#999;stroke-dasharray:4 3}.plot .axis{stroke:#888}.plot text{font-size:11px;fill:#333}.plot .ptitle{font-size:13px;
+.plot .grid{stroke:#eee}.plot .hline{stroke:#555;stroke-dasharray:6 3}.plot .mark{stroke:#999;stroke-dasharray:4 3}.plot .axis{stroke:#888}.plot text{font-size:11px;fill:#333}.plot .ptitle{font-size:13px;
 font-weight:600}.graph{max-width:100%;height:auto}.graph .edge{fill:none;stroke:#555;stroke-width:1.3}
 .graph rect{fill:#e8f0fb;stroke:#4a78b5}.graph .input rect{fill:#eef7e8;stroke:#5a9a3c}
 .graph .weight rect{fill:#f7f2e6;stroke:#b08a3a}.graph .out rect{stroke-width:2.5}
@@ -91,10 +92,18 @@ def _header(data: StoreData) -> str:
             f"<span><b>{len(data.unique)}</b> unique bugs{_by_status(data)}</span>"
             f"<span><b>{len(data.bugs)}</b> bug folders</span>"
             f"<span><b>{len(systems)}</b> systems: {esc(', '.join(systems) or '-')}</span>"
-            f"<span><b>{len(data.campaigns)}</b> campaigns, <b>{tests}</b> tests logged</span>"
+            f"<span><b>{len(data.campaigns)}</b> campaigns, <b>{tests}</b> tests logged{_rate(data)}</span>"
             f"<span><b>{len(data.skipped)}</b> entries skipped</span></p>"
             '<p><a href="#campaign">campaign over time</a> · <a href="#bugs">unique bugs</a> · '
             '<a href="#stats">graph statistics of the bug graphs</a></p>')
+
+
+def _rate(data: StoreData) -> str:
+    """", 68.7 tests/s": the mean over the logged time (the figure the rate plot's dashed line shows)."""
+    if not any(c.n_records for c in data.campaigns):
+        return ""
+    tl = timeline(data.campaigns, {})
+    return f", <b>{tl.mean_rate:.1f}</b> tests/s" if tl.span > 0 else ""
 
 
 def _by_status(data: StoreData) -> str:
@@ -122,7 +131,7 @@ def _campaigns(data: StoreData) -> str:
     if not any(c.n_records for c in data.campaigns):
         return head + '<p class="note">campaign.jsonl holds no test records.</p>'
     tl = timeline(data.campaigns, {b.id: b.signature for b in data.bugs})
-    clock = "seconds" if tl.clock == "wall" else "busy seconds (sum of phase times; this log has no t)"
+    clock = "" if tl.clock == "wall" else "busy "
     if any(c.minutes for c in data.campaigns):
         head += ('<p class="note">This log was rotated (campaign.NNN.jsonl.bz2 parts): the plots are drawn from '
                  "its per-minute aggregates, campaign.minutes.jsonl, one point a minute.</p>")
@@ -132,18 +141,53 @@ def _campaigns(data: StoreData) -> str:
         f"<td>{esc(c.header.get('time_s', '-'))}</td><td>{c.n_records}</td>"
         f"<td>{esc((c.end or {}).get('stopped') or ('-' if c.end else 'no end line (killed?)'))}</td></tr>"
         for k, c in enumerate(data.campaigns))
-    marks = tl.boundaries[1:]
-    plots = [
-        line_chart("tests per second", {"tests/s": tl.rate}, clock, "tests/s", step=False, css_id="plot-rate",
-                   marks=marks),
-        line_chart("verdicts (cumulative)", tl.verdicts, clock, "records", css_id="plot-verdicts", marks=marks),
-        line_chart("op types tested (coverage)", {"op types": tl.coverage}, clock, "distinct op types",
-                   css_id="plot-coverage", marks=marks),
-        line_chart("bugs found", tl.bugs, clock, "bugs", css_id="plot-bugs", marks=marks),
-        bar_chart("time share per phase", tl.phases, " s", css_id="plot-phases"),
-    ]
+    plots = _plots(tl, clock)
     return (head + "<table><tr><th>#</th><th>backend</th><th>oracle</th><th>seed</th><th>started</th><th>time_s</th>"
             f"<th>records</th><th>stopped</th></tr>{rows}</table>" + f'<div class="plots">{"".join(plots)}</div>')
+
+
+def _plots(tl, clock: str) -> List[str]:
+    """The campaign's plots on one time axis (0 to its end, in s, min or h by its length)."""
+    unit, div = ("s", 1.0) if tl.span <= 180 else ("min", 60.0) if tl.span <= 3 * 3600 else ("h", 3600.0)
+    xlabel = f"{clock}{ {'s': 'seconds', 'min': 'minutes', 'h': 'hours'}[unit]} since the start" + (
+        " (this log has no t: summed phase times)" if clock else "")
+
+    def sc(series):
+        return [(x / div, y) for x, y in series]
+
+    span = tl.span / div
+    x = Axis(0.0, span)
+    marks = [m / div for m in tl.boundaries[1:]]
+    verdicts = {v: sc(tl.verdicts[v]) for v in sorted(tl.verdicts, key=_verdict_order)}
+    finals = [s[-1][1] for s in verdicts.values() if s and s[-1][1] > 0]
+    spread = len(finals) > 1 and max(finals) / min(finals) >= 30  # orders of magnitude apart: a log axis
+    cov = sc(tl.coverage)
+    first = next((px for px, py in cov if py > 0), None)
+    lo = 10 ** math.floor(math.log10(first)) if first else max(span / 1000, 1e-3)
+    last_new = cov[-2][0] if len(cov) > 1 and cov[-1][1] == cov[-2][1] else (cov[-1][0] if cov else 0.0)
+    cov_title = f"op types tested (log time axis; the last new one at {_fmt_x(last_new)} {unit})"
+    rate = tl.mean_rate
+    return [
+        line_chart("tests per second", {"tests/s": sc(tl.rate)}, xlabel, "tests/s", step=False, css_id="plot-rate",
+                   marks=marks, x=x, legend={"tests/s": "per slice"}, hlines=[(rate, f"mean {rate:.1f}/s")]),
+        line_chart("verdicts (cumulative" + (", log scale)" if spread else ")"), verdicts, xlabel, "tests",
+                   css_id="plot-verdicts", marks=marks, x=x, y=Axis(0.0, log=spread, integer=True),
+                   colors=VERDICT_COLORS),
+        line_chart(cov_title, {"op types": cov}, xlabel, "distinct op types", css_id="plot-coverage", marks=marks,
+                   x=Axis(lo, span, log=True), y=Axis(integer=True)),
+        line_chart("bugs found", {k: sc(v) for k, v in tl.bugs.items()}, xlabel, "bugs", css_id="plot-bugs",
+                   marks=marks, x=x, y=Axis(integer=True), dashed=("unique signatures",)),
+        bar_chart("time per phase (summed over workers)", tl.phases, " s", css_id="plot-phases"),
+    ]
+
+
+def _verdict_order(v: str) -> int:
+    order = list(VERDICT_COLORS)
+    return order.index(v) if v in order else len(order)
+
+
+def _fmt_x(v: float) -> str:
+    return f"{v:.3g}"
 
 
 def _bug_table(data: StoreData) -> str:

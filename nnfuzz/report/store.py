@@ -49,7 +49,7 @@ class Campaign:
     or, for a log long enough to be rotated, its per-minute aggregates (``minutes``) instead of records."""
     header: dict = field(default_factory=dict)
     records: List[dict] = field(default_factory=list)
-    end: Optional[dict] = None
+    end: Optional[dict] = None                     # its campaign_end line (``_t``: when it was written)
     minutes: List[dict] = field(default_factory=list)
 
     @property
@@ -180,7 +180,7 @@ def read_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
             if not campaigns:  # a log whose first lines were cut: the records still count
                 campaigns.append(Campaign())
             if "campaign_end" in rec:
-                campaigns[-1].end = rec["campaign_end"]
+                campaigns[-1].end = {**rec["campaign_end"], "_t": rec.get("t")}
             elif "cut" in rec and len(rec) == 1:
                 skipped.append(Skipped(where, f"cut (a killed campaign's last line): {str(rec['cut'])[:120]}"))
             else:
@@ -215,7 +215,7 @@ def read_minute_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
         elif "campaign" in rec:
             campaigns.append(Campaign(header={**rec["campaign"], "_t": rec.get("t")}))
         elif campaigns and "campaign_end" in rec:
-            campaigns[-1].end = rec["campaign_end"]
+            campaigns[-1].end = {**rec["campaign_end"], "_t": rec.get("t")}
         elif "minute" in rec:
             if not campaigns:
                 campaigns.append(Campaign())

@@ -32,6 +32,13 @@ class Timeline:
     bugs: Dict[str, Series] = field(default_factory=dict)
     phases: List[Tuple[str, float]] = field(default_factory=list)
     boundaries: List[float] = field(default_factory=list)   # where each campaign starts on the axis
+    tested: int = 0                                         # tests that ran (verdicts TESTED)
+
+    @property
+    def mean_rate(self) -> float:
+        """Tests per second over the whole axis: the campaign's own figure (tests / elapsed), as its
+        panel and summary give it, for one campaign whose log ends with campaign_end."""
+        return self.tested / self.span if self.span > 0 else 0.0
 
 
 def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
@@ -51,11 +58,14 @@ def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
             x = offset + (r["t"] if wall else busy)
             events.append((x, r))
             end = max(end, x)
+        if wall and isinstance((c.end or {}).get("_t"), (int, float)):
+            end = max(end, offset + c.end["_t"])  # the campaign ran until its end line, past its last test
         offset = end
     tl.span = offset
     events.sort(key=lambda e: e[0])
     _counts(tl, events, signatures)
     _rate(tl, events)
+    tl.tested = sum(r.get("verdict") in TESTED for _, r in events)
     phases: Counter = Counter()
     for _, r in events:
         phases.update(r.get("seconds", {}))
@@ -133,9 +143,12 @@ def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str]) -> Time
                 tl.bugs["bugs saved"].append((x, saved))
                 tl.bugs["unique signatures"].append((x, len(sigs)))
             phases.update(m["seconds"])
+            tl.tested += m["tests"]
+        if isinstance((c.end or {}).get("_t"), (int, float)):
+            end = max(end, offset + c.end["_t"])
         offset = end
     tl.span = offset
-    for s in [tl.coverage, *tl.bugs.values()]:
+    for s in [*tl.verdicts.values(), tl.coverage, *tl.bugs.values()]:
         if tl.span and s[-1][0] < tl.span:
             s.append((tl.span, s[-1][1]))
     tl.phases = phases.most_common()
