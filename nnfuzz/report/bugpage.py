@@ -7,6 +7,7 @@ graph, a script that cannot be written for this system) is replaced by a visible
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Dict, List
@@ -39,8 +40,13 @@ def cause_line(b: BugEntry) -> str:
     if m.symptom in ("crash", "timeout"):
         from nnfuzz.triage.rootcause import root_cause
 
-        return root_cause(str(m.summary), b.err_log)[1] or str(m.summary)
+        line = root_cause(str(m.summary), b.err_log)[1] or str(m.summary)
+        check = _CHECK.match(line)  # an innermost check "<condition> <file>: <message>": the words first
+        return f"{check.group(2)} (check {check.group(1)})" if check else line
     return str(m.summary)
+
+
+_CHECK = re.compile(r"^(.+?\.(?:hpp|cpp|cc|cxx|h|c|cu|py)(?::\d+)?): (.+)$")
 
 
 def heading_op(b: BugEntry) -> str:
