@@ -65,7 +65,8 @@ class Axis:
             if self.hi is None:
                 return out
             out = [t for t in out if t <= top * (1 + 1e-9)]
-            return out + [top] if out and top >= out[-1] * 1.8 else out  # the axis' end (20 s, 8 h) labelled
+            end = [t for t in nice_ticks(0.0, top) if t <= top][-1]  # the axis' end labelled (20 s, 8 h)
+            return out + [end] if out and end >= out[-1] * 1.8 else out
         hi = self.hi if self.hi is not None else vmax
         ticks = nice_ticks(self.lo, hi, integer=self.integer)
         return [t for t in ticks if t <= hi + 1e-9] if self.hi is not None else ticks
@@ -182,9 +183,10 @@ def _axes(xt, yt, sx, sy, xlabel, ylabel) -> str:
                    + (f'<text x="{LEFT - 6}" y="{sy(t) + 4:.1f}" text-anchor="end" class="tick">{_fmt(t)}</text>'
                       if label else ""))
         last = sy(t) if label else last
-    for t in xt:
+    for t in xt:  # a label at the axes' corner starts there, clear of the y axis' lowest label
+        anchor = "start" if abs(sx(t) - LEFT) < 1 and t != 0 else "middle"
         out.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{H - BOTTOM}" y2="{H - BOTTOM + 4}" class="axis"/>'
-                   f'<text x="{sx(t):.1f}" y="{H - BOTTOM + 16}" text-anchor="middle" class="tick">{_fmt(t)}</text>')
+                   f'<text x="{sx(t):.1f}" y="{H - BOTTOM + 16}" text-anchor="{anchor}" class="tick">{_fmt(t)}</text>')
     out.append(f'<line x1="{LEFT}" x2="{W - RIGHT}" y1="{H - BOTTOM}" y2="{H - BOTTOM}" class="axis"/>'
                f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{H - BOTTOM}" class="axis"/>'
                f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 6}" text-anchor="middle" class="label">{esc(xlabel)}</text>'
