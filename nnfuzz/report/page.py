@@ -204,7 +204,7 @@ def _bug_table(data: StoreData) -> str:
                  f'<span class="status {esc(b.status)}">{esc(status_text(b))}</span>', esc(m.system),
                  esc(m.symptom) + f" at {esc(m.stage or '-')}" + (" (flaky)" if m.flaky else ""), esc(b.op),
                  esc(b.note or "-"), esc(_clip(bugpage.cause_line(b))), esc(bugpage.nodes_text(b)),
-                 esc(seen_text(b)),
+                 esc(seen_text(b, short=True)),
                  str(len(b.duplicates)) + (f" ({esc(', '.join(b.duplicates))})" if b.duplicates else "")]
         rows.append("<tr>" + "".join(f'<td class="msg">{c}</td>' if k == 6 else f"<td>{c}</td>"
                                      for k, c in enumerate(cells)) + "</tr>")

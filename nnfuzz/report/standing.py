@@ -86,8 +86,9 @@ def _entry_note(entries: List[Entry], known_as: str) -> str:
     return next((e.note for e in entries if e.link and known_as.rstrip("/").endswith(e.link.rstrip("/"))), "")
 
 
-def seen_text(b) -> str:
-    """When ``b`` (a BugEntry) was first seen, in words."""
+def seen_text(b, short: bool = False) -> str:
+    """When ``b`` (a BugEntry) was first seen, in words (``short``: for the table, the source named by its
+    first word)."""
     if b.seen:
         t = b.seen.get("t")
         when = f" at +{_duration(t)}" if isinstance(t, (int, float)) else ""
@@ -97,6 +98,7 @@ def seen_text(b) -> str:
     if isinstance(found, dict) and found.get("at"):
         seed = (found.get("campaign") or {}).get("seed") if isinstance(found.get("campaign"), dict) else None
         how = f"campaign seed {seed}" if seed is not None else str(found.get("source") or "")
+        how = how.split(":")[0] if short else how
         return _date(found["at"]) + (f" ({how})" if how else "")
     return "not recorded"
 
