@@ -15,7 +15,6 @@ from typing import Dict, List
 from nnfuzz.errors import NNFuzzError
 from nnfuzz.report.charts import esc
 from nnfuzz.report.errbox import error_box
-from nnfuzz.report.onnxnode import blamed_var
 from nnfuzz.report.store import BugEntry
 
 ERR_LOG_MAX = 20000  # characters of err.log shown; the rest is in the folder
@@ -58,14 +57,15 @@ def heading_op(b: BugEntry) -> str:
 LEGEND = ('<p class="legend"><span class="sw input"></span>graph input <span class="sw weight"></span>weight '
           '<span class="sw op"></span>node: nnfuzz\'s op(attributes), below it each output var: dtype[shape] '
           '<span class="sw op out"></span>thick border: a graph output <span class="sw divergent"></span>red: the '
-          'blamed node (the root cause, else the first divergent node); arrows run from producer to consumer</p>')
+          'blamed node (the root cause, else the first divergent node, else the node the error names), its third '
+          'line the ONNX node the system was given; arrows run from producer to consumer</p>')
 
 
 def section(b: BugEntry, by_id: Dict[str, BugEntry]) -> str:
     from nnfuzz.report.standing import seen_text, status_text
 
     m = b.meta
-    onnx_lines = blamed_onnx(b)
+    blamed, onnx_lines = blamed_onnx(b)
     facts = [("status", status_text(b)), ("signature", b.signature),
              ("system", f"{m.system} {m.version or ''} ({m.version_id or '-'})"),
              ("symptom", f"{m.symptom} at {m.stage or '-'}" + (" (flaky)" if m.flaky else "")),
@@ -93,14 +93,23 @@ def section(b: BugEntry, by_id: Dict[str, BugEntry]) -> str:
             f'{esc(m.symptom)} in {esc(heading_op(b))} <span class="status {esc(b.status)}">{esc(b.status)}</span></h3>'
             f'{note}<p class="cause">{esc(cause_line(b))}</p><table class="facts">{rows}</table>{dup_html}'
             f'<h4>Graph{" (reduced)" if m.reduced else ""}</h4>'
-            f'{graph_html(b.path, b.id, blamed_var(m))}{LEGEND}{orig_html}'
+            f'{graph_html(b.path, b.id, blamed, _onnx_label(onnx_lines))}{LEGEND}{orig_html}'
             f'<h4>Error</h4><pre class="err">{esc(err[:ERR_LOG_MAX] + more)}</pre>'
             f'<h4>Reproduce</h4><pre class="cmd">{esc(repro_command(b) + run_script)}</pre>'
             f'<details><summary>standalone script ({esc(script_name)})</summary><pre class="script">{esc(script)}'
             f'</pre></details><p><a href="#bugs">back to the table</a></p></section>')
 
 
-def blamed_onnx(b: BugEntry) -> List[str]:
+def _onnx_label(lines: List[str]) -> str:
+    """The blamed node's third line in the drawing: ``ONNX Resize(axes=[-1], ...)`` (its last ONNX node,
+    the one that writes its output, without the node's name and inputs)."""
+    if not lines:
+        return ""
+    call = lines[-1].split(": ", 1)[-1].split("  inputs: ")[0]
+    return f"ONNX {call}"
+
+
+def blamed_onnx(b: BugEntry):
     from nnfuzz.report.onnxnode import blamed_onnx as lines
 
     try:
@@ -115,7 +124,7 @@ def repro_command(b: BugEntry) -> str:
     return f"nnfuzz repro {shlex.quote(str(b.path))}"
 
 
-def graph_html(folder: Path, ident: str, divergent_var) -> str:
+def graph_html(folder: Path, ident: str, divergent_var, extra: str = "") -> str:
     """The folder's graph as SVG: from gir.json, else from model.onnx; a note where neither draws."""
     from nnfuzz.report.graph import GraphDrawError, draw, from_gir_json, from_onnx
 
@@ -125,7 +134,7 @@ def graph_html(folder: Path, ident: str, divergent_var) -> str:
                 data = json.loads((folder / "gir.json").read_text(errors="replace"))
             except (ValueError, RecursionError) as e:
                 raise GraphDrawError(f"gir.json is not JSON: {e}") from e
-            return draw(from_gir_json(data, divergent_var), ident)
+            return draw(from_gir_json(data, divergent_var, extra), ident)
         if (folder / "model.onnx").is_file():
             return draw(from_onnx(_load_onnx(folder / "model.onnx")), ident)
     except NNFuzzError as e:

@@ -2,14 +2,14 @@
 
 gir.json names nnfuzz's op (``ResizeLinear(align_corners=False)``); what the system was given is the
 ONNX the writer drew for it (``Resize(axes=[-1], mode='linear', ...)``), and a bug often lies there.
-The blamed node is the root cause's var, else the first divergent node's, else (a crash) the ONNX op
-type the system's error names, else the graph's only node. Its ONNX nodes are the node that writes the
+The blamed node is the root cause's var, else the first divergent node's, else (a crash) the node of
+the ONNX op type the system's error names, else the graph's only node. Its ONNX nodes are the node that writes the
 var and the helper nodes that feed only it (Constant, Shape, ...: outputs that are not graph vars).
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 SMALL = 8  # constant inputs with at most this many elements are shown with their values
 
@@ -21,29 +21,32 @@ def blamed_var(meta) -> Optional[str]:
     return None
 
 
-def blamed_onnx(folder: Path, meta, op: str, gir_vars) -> List[str]:
-    """One line per ONNX node of the blamed node (``Resize_1: Resize(axes=[-1], ...)``); [] when the
+def blamed_onnx(folder: Path, meta, op: str, gir_vars) -> Tuple[Optional[str], List[str]]:
+    """The blamed node's var (None if none is blamed or it is not a var of gir.json) and one line per
+    ONNX node of it (``Resize_1: Resize(axes=[-1], ...)``, the node writing the var last); [] when the
     folder has no readable model.onnx or no node is blamed."""
     path = Path(folder) / "model.onnx"
+    var = blamed_var(meta)
     if not path.is_file():
-        return []
+        return var, []
     import onnx
     from google.protobuf.message import DecodeError
 
     try:
         g = onnx.load_from_string(path.read_bytes()).graph
     except (DecodeError, ValueError, OSError):
-        return []  # the graph drawing says why the model does not parse
+        return var, []  # the graph drawing says why the model does not parse
     producer = {o: n for n in g.node for o in n.output}
     consts = _constants(g)
-    var = blamed_var(meta)
     if var is not None and var in producer:
         picked = _with_helpers(producer[var], producer, set(gir_vars or ()) | {i.name for i in g.input})
     else:
         ops = [n for n in g.node if n.op_type != "Constant"]
         picked = [n for n in ops if n.op_type == op] or (ops if len(ops) == 1 else [])
+        outs = [o for n in picked for o in n.output if o in (gir_vars or ())]
+        var = outs[0] if len(picked) == 1 and len(outs) == 1 else var  # the node the error names, as drawn
     shown = [n for n in picked if n.op_type != "Constant"] or picked  # a Constant's value is shown where it is read
-    return [_line(n, consts) for n in shown]
+    return var, [_line(n, consts) for n in shown]
 
 
 def _with_helpers(node, producer: Dict[str, object], graph_vars) -> List[object]:

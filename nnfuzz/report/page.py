@@ -28,7 +28,7 @@ max-height:420px;font-size:12px}.problem{color:#b00}.note{color:#666}
 font-weight:600}.graph{max-width:100%;height:auto}.graph .edge{fill:none;stroke:#555;stroke-width:1.3}
 .graph rect{fill:#e8f0fb;stroke:#4a78b5}.graph .input rect{fill:#eef7e8;stroke:#5a9a3c}
 .graph .weight rect{fill:#f7f2e6;stroke:#b08a3a}.graph .out rect{stroke-width:2.5}
-.graph .divergent rect{fill:#fde4e4;stroke:#c22}.graph .t1{font:600 11px monospace}.graph .t2{font:10px monospace;fill:#555}
+.graph .divergent rect{fill:#fde4e4;stroke:#c22}.graph .t1{font:600 11px monospace}.graph .t2{font:10px monospace;fill:#555}.graph .t3{font:10px monospace;fill:#a11}
 .summary span{display:inline-block;margin-right:22px}.status{font-weight:600}.status.new{color:#b00}
 .status.known,.status.kept{color:#555}.bugnote{font-style:italic}.cause{font-family:monospace;font-size:12px}
 .legend{font-size:12px;color:#444}.legend .sw{display:inline-block;width:14px;height:10px;margin:0 4px 0 12px;
@@ -232,7 +232,9 @@ def _stats(data: StoreData) -> str:
         text = "-" if v is None else (f"{100 * v:.3g} %" if k in ("OTC", "IDC", "SEC", "DEC") else
                                       f"{v:.2f}" if isinstance(v, float) else str(v))
         cells.append(f"<tr><th>{esc(k)}</th><td>{esc(text)}</td><td>{esc(what)}</td></tr>")
-    return (head + '<p class="note">What the saved bug graphs exercise, as <code>nnfuzz stats bugs/</code> prints it: '
+    level = ("ONNX op types, read from each folder's model.onnx (<code>nnfuzz stats --from=onnx</code>)"
+             if s.get("_level") == "onnx" else "nnfuzz's op types, read from each folder's gir.json")
+    return (head + '<p class="note">What the saved bug graphs exercise, as <code>nnfuzz stats</code> prints it: '
             f'the Isra and HirGen metrics, relative to the op corpus {esc(s.get("op_corpus"))} (n_C = '
-            f'{esc(s.get("n_C"))} op types); docs/stats.md gives each formula.</p><table id="stats-table">'
+            f'{esc(s.get("n_C"))} op types), over {level}; docs/stats.md gives each formula.</p><table id="stats-table">'
             f'<tr><th>metric</th><th>value</th><th>what it counts</th></tr>{"".join(cells)}</table>')

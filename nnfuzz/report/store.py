@@ -266,7 +266,10 @@ def _stats(root: Path, skipped: List[Skipped]) -> Optional[dict]:
 
     try:
         graphs, unreadable = load_corpus(root)
+        if len({g.level for g in graphs}) > 1:  # migrated tests (model.onnx only) beside graphs: one level, the
+            graphs, unreadable = max((load_corpus(root, lv) for lv in ("gir", "onnx")), key=lambda c: len(c[0]))  # fuller
         result = compute(graphs, corpus_for([graphs]))
+        result["_level"] = graphs[0].level
     except NNFuzzError as e:
         skipped.append(Skipped("statistics", f"{type(e).__name__}: {e}"))
         return None

@@ -82,6 +82,21 @@ def test_page_shows_status_note_op_onnx_attributes_and_the_systems_message(tmp_p
     assert "Bug 0001: ort-cpu crash in a 10-node graph" in _section(html, "0001")
     assert "Bug 0002: inductor-cpu crash in Sign / Max" in _section(html, "0002")
     assert '<p class="legend">' in s0 and "graph input" in s0
+    # the node the error names (the graph's one Resize) is drawn red, its ONNX spelling as its third line
+    node = re.search(r'<g class="node op out divergent">.*?</g>', s0, re.S).group(0)
+    assert "ResizeLinear(align_corners=False)" in node and 'class="t3">ONNX Resize(axes=[-1], ' in node
+
+
+def test_statistics_of_a_store_mixing_graphs_and_migrated_tests(tmp_path, capsys):
+    store = copy_bugs(tmp_path / "s", ["0002", "0013", "0039"])   # 0039: a migrated test, model.onnx only
+    out = tmp_path / "r.html"
+    assert main(["report", str(store), "-o", str(out)]) == 0
+    capsys.readouterr()
+    html = out.read_text()
+    stats = html[html.index('id="stats"'):]
+    # gir.json would keep 2 of them, model.onnx all 3: read at the level that keeps more, and said so
+    assert "<td>3</td><td>bug graphs read</td>" in stats and "ONNX op types, read from each folder" in stats
+    assert "skipped-table" not in html
 
 
 def test_error_box_puts_the_systems_message_and_frames_first():
