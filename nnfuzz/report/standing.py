@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 
 from nnfuzz.triage.known import KNOWN_FILE, Entry, Folder, KnownBugs
 
-STATUSES = ("new", "known", "duplicate", "kept")
+STATUSES = ("new", "known", "duplicate", "kept", "?")  # ?: a folder the matcher could not read
 
 
 def place(root: Path, bugs: list, skip) -> None:
@@ -46,9 +46,13 @@ def place(root: Path, bugs: list, skip) -> None:
         if own_is_kept:
             b.status, b.known_as = "kept", (linked.label if linked else "")
         elif b.status is None:
-            hit = known.match(b.meta, b.signature, b.err_log)
-            b.status = "known" if hit else ("duplicate" if b.first != b.id else "new")
-            b.known_as = hit or ""
+            try:
+                hit = known.match(b.meta, b.signature, b.err_log)
+                b.status = "known" if hit else ("duplicate" if b.first != b.id else "new")
+                b.known_as = hit or ""
+            except Exception as e:  # noqa: BLE001 - a field of a hand-edited meta.json the matcher cannot read
+                skip(b.id, f"not matched against the known bugs ({type(e).__name__}: {e}); its status is '?'")
+                b.status = "?"
         b.note = b.meta.note or (linked.note if linked else "") or notes.get(b.known_as) or _entry_note(entries, b.known_as)
 
 

@@ -135,3 +135,15 @@ def test_a_campaign_saves_when_it_found_a_bug():
     ctx = types.SimpleNamespace(cfg=types.SimpleNamespace(policy=types.SimpleNamespace(seed=42)))
     found = found_now(ctx)
     assert found["campaign"] == {"seed": 42} and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", found["at"])
+
+
+def test_a_folder_the_matcher_cannot_read_is_listed_not_fatal(tmp_path, monkeypatch):
+    from nnfuzz.triage.known import KnownBugs
+
+    def broken(self, meta, signature, err_log=""):
+        raise TypeError("a field the matcher cannot read")
+
+    monkeypatch.setattr(KnownBugs, "match", broken)   # no real folder reaches it: _bugs skips malformed ones first
+    data = gather(copy_bugs(tmp_path / "s", ["0013"]), with_stats=False)
+    assert [b.status for b in data.bugs] == ["?"] and data.bugs[0].note   # its own note still shown
+    assert [(s.what, "a field the matcher cannot read" in s.error) for s in data.skipped] == [("0000", True)]
