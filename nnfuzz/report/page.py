@@ -143,7 +143,17 @@ def _campaigns(data: StoreData) -> str:
         for k, c in enumerate(data.campaigns))
     plots = _plots(tl, clock)
     return (head + "<table><tr><th>#</th><th>backend</th><th>oracle</th><th>seed</th><th>started</th><th>time_s</th>"
-            f"<th>records</th><th>stopped</th></tr>{rows}</table>" + f'<div class="plots">{"".join(plots)}</div>')
+            f"<th>records</th><th>stopped</th></tr>{rows}</table>" + f'<div class="plots">{"".join(plots)}</div>'
+            + VERDICT_WORDS)
+
+
+# what each verdict of the plots means (nnfuzz/verdict.py, fuzz/loop.py), said once under them
+VERDICT_WORDS = ('<p class="note">Verdicts: <b>pass</b> the system agreed with the reference; <b>unsupported</b> the '
+                 "system said it does not take an op or dtype of the model (probed limits, not a bug); <b>crash</b>, "
+                 "<b>inconsistency</b> (outputs differ beyond tolerance), <b>timeout</b>: bugs; <b>no-graph</b> the "
+                 "generator gave up on a graph; <b>undefined-values</b> no inputs keep every value finite; "
+                 "<b>nnfuzz-error</b> a fault of nnfuzz itself. The time axes start at each campaign's start, the "
+                 "sandbox's start-up included.</p>")
 
 
 def _plots(tl, clock: str) -> List[str]:
