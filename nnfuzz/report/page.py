@@ -13,7 +13,7 @@ import nnfuzz
 from nnfuzz.report import bugpage
 from nnfuzz.report.charts import VERDICT_COLORS, Axis, bar_chart, esc, line_chart
 from nnfuzz.report.store import StoreData
-from nnfuzz.report.timeline import timeline
+from nnfuzz.report.timeline import KNOWN, NEW, timeline
 
 
 CSS = """
@@ -130,7 +130,8 @@ def _campaigns(data: StoreData) -> str:
                        "log was removed): there is nothing to plot over time.</p>")
     if not any(c.n_records for c in data.campaigns):
         return head + '<p class="note">campaign.jsonl holds no test records.</p>'
-    tl = timeline(data.campaigns, {b.id: b.signature for b in data.bugs})
+    tl = timeline(data.campaigns, {b.id: b.signature for b in data.bugs},
+                  {b.signature for b in data.bugs if b.status in ("known", "kept")})
     clock = "" if tl.clock == "wall" else "busy "
     if any(c.minutes for c in data.campaigns):
         head += ('<p class="note">This log was rotated (campaign.NNN.jsonl.bz2 parts): the plots are drawn from '
@@ -186,7 +187,8 @@ def _plots(tl, clock: str) -> List[str]:
         line_chart(cov_title, {"op types": cov}, xlabel, "distinct op types", css_id="plot-coverage", marks=marks,
                    x=Axis(lo, span, log=True), y=Axis(integer=True)),
         line_chart("bugs found", {k: sc(v) for k, v in tl.bugs.items()}, xlabel, "bugs", css_id="plot-bugs",
-                   marks=marks, x=x, y=Axis(integer=True), dashed=("unique signatures",)),
+                   marks=marks, x=x, y=Axis(integer=True), dashed=(NEW, KNOWN),
+                   colors={"bugs saved": "#1f77b4", NEW: VERDICT_COLORS["crash"], KNOWN: VERDICT_COLORS["unsupported"]}),
         bar_chart("time per phase (summed over workers)", tl.phases, " s", css_id="plot-phases"),
     ]
 

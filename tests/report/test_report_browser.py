@@ -120,7 +120,9 @@ def test_plots_read_at_twenty_seconds_and_at_eight_hours(browser, tmp_path, caps
     """Every text of every plot (titles, ticks, legends) lies inside its plot and no two tick labels
     overlap, at both ends of the scale. With NNFUZZ_SHOTS_DIR set, the plots' screenshot is saved there
     (docs/report-plots-20s.png and -8h.png were made so: NNFUZZ_SHOTS_DIR=docs)."""
-    store = copy_bugs(tmp_path / "s", ["0002", "0001"])
+    store = copy_bugs(tmp_path / "s", ["0002", "0013"])   # a copy of a kept bug (known), and one made new:
+    meta = store / "0001" / "meta.json"                    # kept 0013's fault on a system it was not seen on
+    meta.write_text(meta.read_text().replace('"system": "openvino-cpu"', '"system": "ort-cpu"'))
     (short_campaign if scale == "20s" else long_campaign)(store, ["0000", "0001"])
     out = tmp_path / "r.html"
     assert main(["report", str(store), "-o", str(out), "--no-stats"]) == 0
@@ -146,6 +148,7 @@ def test_plots_read_at_twenty_seconds_and_at_eight_hours(browser, tmp_path, caps
         return out;
     }""")
     assert faults == []
+    assert page.locator("#plot-bugs text.legend:has-text('new root causes (1)')").count() == 1
     unit = "seconds" if scale == "20s" else "hours"
     assert page.locator(f"#plot-verdicts text.label:has-text('{unit} since the start')").count() == 1
     shot = page.locator(".plots").screenshot()

@@ -84,3 +84,12 @@ def test_eight_hours(tmp_path, capsys):
     assert f"mean {summary:.1f}/s" in svgs["rate"]
     phases = _svg(html, "plot-phases")
     assert re.search(r"[\d.]+ (h|min) \(\d+ %\)", phases)  # phase times as durations
+
+
+def test_bugs_plot_counts_new_and_known_root_causes_apart(tmp_path, capsys):
+    store = copy_bugs(tmp_path / "s", ["0002", "0013", "0013"])   # copies of kept bugs: known
+    meta = (store / "0001" / "meta.json")
+    meta.write_text(meta.read_text().replace('"system": "openvino-cpu"', '"system": "ort-cpu"'))  # 0001: new
+    short_campaign(store, ["0000", "0001", "0002"])
+    bugs = _svg(_page(store, tmp_path, capsys), "plot-bugs")
+    assert "bugs saved (3)" in bugs and "new root causes (1)" in bugs and "known root causes (2)" in bugs
