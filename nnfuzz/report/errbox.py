@@ -13,7 +13,8 @@ import re
 from typing import List
 
 TRACEBACK = "Traceback (most recent call last):"
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+),? in (.+)$')   # a traceback's, or a faulthandler dump's
+_DUMP = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+ .*\(most recent call first\):$")
 _OWN = re.compile(r"[/\\]nnfuzz[/\\](.+\.py)$")            # a frame in nnfuzz's own package
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _TYPED = re.compile(r"^[A-Za-z_][\w.]*:\s*")
@@ -22,7 +23,7 @@ _TYPED = re.compile(r"^[A-Za-z_][\w.]*:\s*")
 def error_box(err: str) -> str:
     """``err`` (err.log's text) reordered for reading; the text is kept whole, nothing is dropped but
     a repeated summary line and nnfuzz's frames (named instead)."""
-    lines = err.splitlines()
+    lines = _threads_first(err.splitlines())
     if TRACEBACK not in (ln.strip() for ln in lines):
         return _once(lines)
     start = next(k for k, ln in enumerate(lines) if ln.strip() == TRACEBACK)
@@ -42,6 +43,26 @@ def error_box(err: str) -> str:
     message_text = "\n".join(out)
     head = [ln for ln in head if not ln.strip() or _TYPED.sub("", ln.strip()) not in message_text]
     return "\n".join(_trim(_trim(head) + ([""] if _trim(head) else []) + out))
+
+
+def _threads_first(lines: List[str]) -> List[str]:
+    """A faulthandler dump (a worker killed by a signal): the crashing thread's stack ("Current thread")
+    before the other threads' (nnfuzz's watchdog threads), nnfuzz's frames in each named in one line."""
+    heads = [k for k, ln in enumerate(lines) if _DUMP.match(ln.strip())]
+    if not heads:
+        return lines
+    blocks, k = [], heads[0]
+    while k < len(lines) and _DUMP.match(lines[k].strip()):
+        frames, end = _frames(lines, k + 1)
+        own = [m for m in (_FRAME.match(f) for f, _ in frames) if _OWN.search(m.group(1))]
+        named = ", ".join(f"{_OWN.search(m.group(1)).group(1)}:{m.group(2)} {m.group(3)}" for m in own)
+        blocks.append([lines[k]] + [f for f, _ in frames if not _OWN.search(_FRAME.match(f).group(1))]
+                      + ([f"  (nnfuzz's frames left out: {named})"] if own else []) + [""])
+        k = end
+        while k < len(lines) and not lines[k].strip():
+            k += 1
+    blocks.sort(key=lambda b: not b[0].strip().startswith("Current thread"))
+    return lines[:heads[0]] + [ln for b in blocks for ln in b] + lines[k:]
 
 
 def _frames(lines: List[str], k: int):

@@ -147,3 +147,10 @@ def test_a_folder_the_matcher_cannot_read_is_listed_not_fatal(tmp_path, monkeypa
     data = gather(copy_bugs(tmp_path / "s", ["0013"]), with_stats=False)
     assert [b.status for b in data.bugs] == ["?"] and data.bugs[0].note   # its own note still shown
     assert [(s.what, "a field the matcher cannot read" in s.error) for s in data.skipped] == [("0000", True)]
+
+
+def test_error_box_of_a_signal_puts_the_crashing_threads_stack_first():
+    box = error_box((KEPT / "0021" / "err.log").read_text())   # TF's Conv3D aborts: a faulthandler dump
+    assert box.index("Current thread") < box.index("Thread 0x") and "gen_nn_ops.py\", line 2219 in conv3d" in box
+    assert "(nnfuzz's frames left out: fuzz/lifeline.py:34 watch)" in box and 'nnfuzz/fuzz/lifeline.py"' not in box
+    assert box.startswith("killed by SIGABRT")
