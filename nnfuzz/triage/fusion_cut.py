@@ -7,6 +7,11 @@ intermediate value is exposed alone, beside the graph's outputs, in program orde
 exposure makes the outputs right again names the root cause: the node that produces it, of kind
 ``fused`` (method "cut"). One fusion fault then gives one signature, whatever the graph around it.
 
+Only a fault that rounding cannot explain is searched for: a wrong shape or dtype, a missing output, or
+wrong values of an output computed from integers and booleans alone. Fusion legitimately changes
+float rounding, and a discontinuous op downstream (Ceil, a comparison, a cast to bool) turns that into a
+large difference, which a cut would remove as well; such a fault keeps the first divergent node.
+
 The search runs at most ``MAX_CUTS`` models (one compile each), only for a test whose full exposure
 changed the result; a fault that no single cut removes, or that the system no longer shows, gives None.
 """
@@ -21,6 +26,33 @@ from nnfuzz.gir import GraphIR
 from nnfuzz.verdict import compare
 
 MAX_CUTS = 16
+
+
+def unexplained_by_rounding(gir: GraphIR, original: Mapping[str, np.ndarray], reference: Mapping[str, np.ndarray],
+                            tolerances) -> bool:
+    """Whether the system's outputs differ from the reference's in shape, dtype or presence, or in the
+    values of an output whose every ancestor value is an integer or boolean (see the module)."""
+    made = {v: inst for inst in gir.insts for v in inst.outputs}
+    for name, want in reference.items():
+        got = original.get(name)
+        if got is None or np.shape(got) != np.shape(want) or np.asarray(got).dtype != np.asarray(want).dtype:
+            return True
+        if compare({name: want}, {name: got}, tolerances).is_bug and _exact_path(gir, made, name):
+            return True
+    return False
+
+
+def _exact_path(gir: GraphIR, made, var: str) -> bool:
+    todo, seen = [var], set()
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if gir.vars[v].dtype.is_float:
+            return False
+        todo.extend(made[v].inputs if v in made else ())
+    return True
 
 
 def cut_root(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray], run: Callable,

@@ -8,8 +8,8 @@ The graph is rebuilt with every intermediate value as an output and run on the s
   downstream (``Localization.noise``), not a bug.
 - Exposing every value can change what a compiler computes (fusion across the cut is no longer
   possible): when the exposed run's outputs no longer show what the test's run showed, the root cause is
-  the node whose output, exposed alone, makes the fault vanish (nnfuzz/triage/fusion_cut.py, method
-  "cut", kind "fused"); when no single cut does, it falls back to the *first divergent node* below
+  the node whose output, exposed alone, makes a fault that rounding cannot explain vanish (nnfuzz/triage/fusion_cut.py,
+  method "cut", kind "fused"); otherwise it falls back to the *first divergent node* below
   (method "first-divergence").
 - The first divergent node: the first node whose output differs between the system and torch (the
   reference framework). At that node the numpy reference (nnfuzz/reference) decides who is wrong:
@@ -65,9 +65,11 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
         return Localization(None, "undecided", check.note)
     first = _first_divergence(gir, weights, inputs, check, tol)
     if check.changed:
-        from nnfuzz.triage.fusion_cut import cut_root
+        from nnfuzz.triage.fusion_cut import cut_root, unexplained_by_rounding
 
-        cut = cut_root(gir, weights, inputs, run, tol, export)
+        ref = check.model.oracle.output
+        searched = unexplained_by_rounding(gir, original, {o: ref[o] for o in gir.outputs}, tol)
+        cut = cut_root(gir, weights, inputs, run, tol, export) if searched else None
         if cut is not None:
             return dataclasses.replace(first, root_cause=cut, blame="system-under-test",
                                        note=f"{check.note}; {cut['note']}")

@@ -46,3 +46,37 @@ def test_an_error_naming_a_node_by_its_output_finds_its_instruction():
     model = build_model(gir, 0, values=({}, {"x": np.ones(gir.vars["x"].shape, np.float32)}))
     assert instruction_named_in("[CPU] Interpolate node with name 'v1' only supports resize", gir, model.onnx) == 1
     assert instruction_named_in("node with name 'nope' failed", gir, model.onnx) is None
+
+
+def test_only_a_fault_rounding_cannot_explain_is_searched_for_a_cut():
+    """Fusion changes float rounding legitimately: a float values fault that full exposure removes keeps
+    the first divergent node; a wrong shape, dtype, a missing output, or wrong values computed from
+    integers alone are searched for the cut that removes them."""
+    from graphs import chain
+
+    from nnfuzz.abstract import DType
+    from nnfuzz.ops.elementwise import spec as E
+    from nnfuzz.triage.fusion_cut import unexplained_by_rounding
+    from nnfuzz.verdict import DEFAULT_TOLERANCES as TOL
+
+    floats = chain(E.Relu(), E.Abs(), shape=(3, 1))
+    ints = chain(E.Relu(), E.Abs(), shape=(3, 1), dtype=DType.int32)
+    ref = {"v1": np.zeros((3, 1), np.float32)}
+    assert not unexplained_by_rounding(floats, {"v1": np.ones((3, 1), np.float32)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {"v1": np.zeros((1, 1), np.float32)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {"v1": np.zeros((3, 1), np.float64)}, ref, TOL)
+    assert unexplained_by_rounding(floats, {}, ref, TOL)
+    iref = {"v1": np.zeros((3, 1), np.int32)}
+    assert unexplained_by_rounding(ints, {"v1": np.ones((3, 1), np.int32)}, iref, TOL)
+    assert not unexplained_by_rounding(ints, {"v1": np.zeros((3, 1), np.int32)}, iref, TOL)
+
+
+def test_parameters_computed_from_shapes_do_not_hide_the_node():
+    """A Resize whose sizes are computed from the input's Shape is the Resize; an Add of x and a value
+    computed from x is not one node's work."""
+    sizes = _model([helper.make_node("Shape", ["x"], ["_shap1"]), helper.make_node("Mul", ["_shap1", "two"], ["_mul2"]),
+                    helper.make_node("Resize", ["x", "", "", "_mul2"], ["v0"])],
+                   [numpy_helper.from_array(np.array([1, 2], np.int64), "two")])
+    assert single_op(GIR, sizes, "v0") == "Resize"
+    valued = _model([helper.make_node("Sigmoid", ["x"], ["_sigm1"]), helper.make_node("Add", ["x", "_sigm1"], ["v0"])])
+    assert single_op(GIR, valued, "v0") is None
