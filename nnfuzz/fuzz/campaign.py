@@ -17,6 +17,7 @@ from nnfuzz.fuzz.status import Counters
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.onnx.spec import ExportSpec
+from nnfuzz.output import plural, say
 from nnfuzz.triage.known import known_bugs_of
 
 if TYPE_CHECKING:
@@ -171,6 +172,6 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
         triggers = known.triggers(cc.backend) + (known.triggers(cc.cmp_with) if cc.cmp_with else [])
         ops, rows, export, notes = steer(triggers, ops, rows, export, cc.policy)
         if notes:
-            print(f"known bugs: generation steers away from {len(notes)} trigger(s): {', '.join(notes[:6])}"
-                  + (" ..." if len(notes) > 6 else ""), flush=True)
+            say(f"known bugs: generation steers away from {plural(len(notes), 'trigger')}: {', '.join(notes[:6])}"
+                + (" ..." if len(notes) > 6 else ""))
     return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe)

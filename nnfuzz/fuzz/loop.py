@@ -19,6 +19,7 @@ from nnfuzz.fuzz.sink import BugSink
 from nnfuzz.fuzz.runlog import RunLog
 from nnfuzz.fuzz.status import Counters, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
+from nnfuzz.output import say
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
@@ -62,7 +63,7 @@ class Campaign:
         if self.status is not None:
             self.status.note(msg)
         else:
-            print(msg, flush=True)
+            say(msg)
 
     def context(self, lane) -> RunContext:
         """The run context of a campaign whose lanes are like ``lane`` (its systems' BackendInfos)."""

@@ -36,7 +36,7 @@ def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane,
     # never got to run, e.g. after a crash of the system under test), else the torch reference
     other_side = ctx.expected_info is not None and t.side == "actual"
     reference = {**t.reference.to_dict(), "output": t.expected_outputs if other_side else t.reference.output}
-    path, meta, d = sink.save(meta.replace(flaky=flaky), err_log(v), v, flaky, oracle.reducible(p),
+    path, meta, d = sink.save(meta.replace(flaky=flaky), err_log(v), flaky, oracle.reducible(p),
                               model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=reference,
                               tf_model=_tf_writer(ctx, p, t.side), rewrite_bytes=p.rewrite_bytes)
     fields = {"signature": d.signature, "bug_status": d.status,

@@ -43,6 +43,7 @@ class Counters:
     no_rewrite: int = 0        # oracle=metamorphic: models no drawn rewrite applied to (too small): not run
     invalid: collections.Counter = field(default_factory=collections.Counter)  # mgen.invalid: "rule: outcome" -> tests
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
+    new_bugs: list = field(default_factory=list)  # this campaign's new root causes saved: folder + triage/brief.py's brief
     last_bug: str = ""
     last_error: str = ""
     stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
