@@ -48,8 +48,7 @@ def _unknown_key(key: str, overrides, valid_keys: List[str]) -> str:
     names = [k.split("=")[0] for k in valid_keys]
     if section:
         siblings = [k[len(section) + 1:] for k in names if k.startswith(section + ".")]
-        hint = did_you_mean(leaf, siblings)
-        hint = hint.replace("'", f"'{section}.", 1) if hint else did_you_mean(key, names)
+        hint = did_you_mean(leaf, siblings).replace("'", f"'{section}.", 1) if siblings else did_you_mean(key, names)
         listing = f"keys of {section}: {', '.join(s.split('.')[0] for s in dict.fromkeys(siblings))}" \
             if siblings else f"keys: {', '.join(dict.fromkeys(k.split('.')[0] for k in names))}"
     else:

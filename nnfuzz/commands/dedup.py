@@ -19,7 +19,7 @@ USAGE = "usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck] [--json]"
 
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.commands.store_arg import one_store
-    from nnfuzz.output import plural, result
+    from nnfuzz.output import result
     from nnfuzz.triage.dedup import write_index
 
     flags = [a for a in positional if a.startswith("--")]
@@ -47,6 +47,8 @@ def run(cfg, positional, overrides) -> int:
 
 def _table(index: dict) -> None:
     """One line per root cause: its first folder, its count of folders, system, symptom, op, message."""
+    from nnfuzz.output import plural
+
 
     rows = {r["id"]: r for r in index["rows"]}
     print(f"{plural(index['bugs'], 'bug folder')}, {plural(index['unique'], 'unique bug')} (root causes):")

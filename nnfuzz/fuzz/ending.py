@@ -17,6 +17,7 @@ SHOWN = {"backend", "oracle", "seed", "stopped", "tests", "tests_per_s", "verdic
 NOT_BUGS = (("noise", "disagreements within every op's accuracy budget"), ("slow", "slow, not hung"),
             ("undefined_values", "values outside an op's domain"), ("no_graph", "no graph within bounds"),
             ("no_rewrite", "no rewrite applied"))
+UNSUPPORTED = "unsupported: an op or dtype the system says it lacks; not bugs"
 SHOWN_NEW = 10  # new bugs listed one per line; the rest are in the store's README.md after `nnfuzz dedup`
 
 
@@ -28,7 +29,7 @@ def ending(doc: dict) -> str:
     verdicts = {k: v for k, v in (doc.get("verdicts") or {}).items() if v}
     if verdicts:
         lines.append("  verdicts: " + ", ".join(f"{k} {v}" for k, v in verdicts.items())
-                     + (" (unsupported: the system lacks the op or dtype; not a bug)" if verdicts.get("unsupported") else ""))
+                     + (f" ({UNSUPPORTED})" if verdicts.get("unsupported") else ""))
     lines += _bug_lines(doc)
     not_bugs = [f"{doc[k]} {what}" for k, what in NOT_BUGS if doc.get(k)]
     if not_bugs:
@@ -84,9 +85,10 @@ def _other(doc: dict) -> List[str]:
 
 def _next(doc: dict, out: str) -> List[str]:
     listed = doc.get("new_bugs") or []
-    lines = ["next:", f"  nnfuzz report {out}        one page with every bug, its graph and its error"]
+    steps = [(f"nnfuzz report {out}", "one page with every bug, its graph and its error")]
     if listed:
         first = listed[0]["folder"]
-        lines += [f"  nnfuzz repro {first}   replay it (--script writes a standalone reproducer)",
-                  f"  nnfuzz reduce {first}  shrink its graph while the bug holds"]
-    return lines
+        steps += [(f"nnfuzz repro {first}", "replay it (--script writes a standalone reproducer)"),
+                  (f"nnfuzz reduce {first}", "shrink its graph while the bug holds")]
+    width = max(len(cmd) for cmd, _ in steps)
+    return ["next:"] + [f"  {cmd:<{width}}  {what}" for cmd, what in steps]

@@ -90,7 +90,8 @@ class Campaign:
         self.ctx = self.context(lanes[0])
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.ctx.info.version})"
         try:
-            with Status(self.counters, self.clock.deadline, self.cfg.ui, title, lanes) as status:
+            with Status(self.counters, self.clock.deadline, self.cfg.ui, title, lanes,
+                        producers=self.plan.producers) as status:
                 self.status = status
                 self._announce()
                 try:

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Callable, List, Optional, Protocol
 
+from nnfuzz.fuzz.status import WAITING
 from nnfuzz.fuzz.stopping import Stopped
 
 class Exhausted(Exception):
@@ -151,7 +152,7 @@ class Pool:
                 time.sleep(0.01)
                 continue
             try:
-                lane.state = "waiting for a model"
+                lane.state = WAITING
                 try:
                     p = next_model()
                 except Exhausted:
