@@ -81,9 +81,12 @@ class Status:
 
     def __enter__(self):
         if self.rich:
+            from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(self._panel(), refresh_per_second=PANEL_HZ, transient=False)
+            # on stderr, where use_rich looked for a terminal: stdout is for the result
+            self._live = Live(self._panel(), refresh_per_second=PANEL_HZ, transient=False,
+                              console=Console(stderr=True))
             self._live.__enter__()
         return self
 

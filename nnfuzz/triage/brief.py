@@ -9,15 +9,17 @@ from nnfuzz.triage.rootcause import failing_op, headline
 
 def brief(meta, err_log: str = "") -> dict:
     """``{op, dtype, symptom, stage, message}`` of a bug's meta (BugMeta) and its err.log text; op and
-    dtype are "" where neither the localization nor the system's message names them."""
+    dtype are "" where neither the localization nor the system's message names them. The message is read
+    with the built-in systems' patterns, as dedup's signature reads it (meta.system may be the display
+    name of a "module:Class" backend, which names no class)."""
     root = meta.root_cause or {}
     node = meta.first_divergent_node or {}
     op = representative_op(meta)
     if op == "-":
-        op = failing_op(err_log or str(meta.summary), meta.system or None) or \
+        op = failing_op(err_log or str(meta.summary)) or \
             (meta.ops[0] if meta.ops and len(set(meta.ops)) == 1 else "")
     return {"op": op, "dtype": str(root.get("dtype") or node.get("dtype") or ""), "symptom": meta.symptom,
-            "stage": meta.stage or "", "message": headline(str(meta.summary), err_log, meta.system or None, name_op=not op)}
+            "stage": meta.stage or "", "message": headline(str(meta.summary), err_log, name_op=not op)}
 
 
 def describe(b: dict) -> str:

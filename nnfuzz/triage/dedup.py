@@ -150,7 +150,7 @@ def index_store(root) -> dict:
         rows.append({"id": folder.name, "signature": sig, "system": meta.system,
                      "symptom": meta.symptom, "op": representative_op(meta), "nodes": meta.nodes,
                      "blame": meta.blame, "flaky": bool(meta.flaky),
-                     "message": headline(str(meta.summary), err, meta.system or None),
+                     "message": headline(str(meta.summary), err),
                      "status": "unique" if len(first) == 1 else f"duplicate of {first[0]}"})
     return {"version": SIGNATURE_VERSION, "bugs": len(rows), "unique": len(groups),
             "groups": [{"signature": s, "folders": f} for s, f in groups.items()], "rows": rows,
