@@ -6,7 +6,8 @@ exactly one JSON document and nothing else: ``nnfuzz fuzz time=20s --json | jq .
 
 In JSON mode, for the whole command, ``sys.stdout`` is stderr and so is file descriptor 1 (what the
 systems' native code and the worker processes print lands on stderr too); the JSON document goes to the
-real stdout once, through ``result``. ``quiet`` holds back what a system prints on stderr while it is
+real stdout once, through ``result`` (a command stopped by an error writes none: its message is on
+stderr, its exit code says what happened). ``quiet`` holds back what a system prints on stderr while it is
 imported (TensorFlow's start-up log), for the commands that only look at the systems.
 """
 from __future__ import annotations

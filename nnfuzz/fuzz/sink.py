@@ -79,7 +79,7 @@ class BugSink:
         n.new_unique += d.status == "new"
         n.flaky += flaky
         b = brief(meta, err_log)
-        n.last_bug = f"{path.name}: {describe(b)}"[:160]
+        n.last_bug = _cut(f"{path.name}: {describe(b)}", 200)
         if d.status == "new" and d.action == "save":
             n.new_bugs.append({"folder": str(path), **b})
 
@@ -117,3 +117,7 @@ class BugSink:
 
 def _examples(keep: int) -> str:
     return "every example" if not keep else f"{keep} example" + ("" if keep == 1 else "s")
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -158,7 +158,7 @@ class Status:
         t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
         if c.verdicts.get("unsupported"):
             t.add_row("", "unsupported: an op or dtype the system says it lacks (skipped; not bugs)")
-        t.add_row("bugs", bugs_line(c) + (f" ({c.flaky} flaky)" if c.flaky else "")
+        t.add_row("bugs", bugs_line(c).removeprefix("bugs: ") + (f" ({c.flaky} flaky)" if c.flaky else "")
                   + f"; {c.unique_bugs} distinct in the store")
         if c.gen_failed or c.nnfuzz_errors or c.undefined_values:
             t.add_row("skipped", f"no graph {c.gen_failed}, undefined values {c.undefined_values}, "
