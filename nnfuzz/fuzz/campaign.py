@@ -73,8 +73,10 @@ def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
     drawn here), and the campaign's oracles (nnfuzz/oracles/; unknown names, impossible oracles: a
     ConfigError). Done once per campaign."""
     from nnfuzz.fuzz.resume import with_tested_seeds
+    from nnfuzz.generate.opset import select_ops
     from nnfuzz.oracles.base import campaign_oracles
 
+    select_ops(cc.policy, dialects=("tf",))  # unknown op names: a ConfigError here, before any process starts
     cc = with_tested_seeds(cc)
     cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed(), known_bugs=known_bugs_of(cc))
     return cc, campaign_oracles(cc)

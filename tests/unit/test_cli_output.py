@@ -66,6 +66,13 @@ def test_bad_override_syntax_says_how_settings_are_written(capsys):
         "key=value, e.g. time=20s or mgen.include=[Add,Mul]\n")
 
 
+def test_an_unknown_op_name_is_refused_before_any_process_starts(capsys, tmp_path):
+    err = _err(capsys, "fuzz", "mgen.include=[Relux]", "time=1s", f"fuzz.out={tmp_path}")
+    assert err.startswith("nnfuzz: configuration error: mgen.include names unknown op or family 'Relux' "
+                          "(did you mean 'Relu'?); valid: Abs, Acos, ") and err.count("\n") == 1, err
+    assert err.endswith(" (`nnfuzz ops` lists them)\n")
+
+
 def test_debug_adds_hydras_own_text(capsys):
     assert main(["fuzz", "tme=20s", "debug=true"]) == 2
     assert "Hydra said: Could not override 'tme'." in capsys.readouterr().err
