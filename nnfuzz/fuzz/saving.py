@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import nnfuzz
 from nnfuzz.triage.judging import err_log, verdict_fields
 from nnfuzz.triage.meta import BugMeta
+from nnfuzz.triage.rootcause import headline
 from nnfuzz.verdict import Symptom
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane,
     known = f" (known: {d.known})" if d.known else ""
     how = "bug saved" if d.action == "save" else "bug saved over a larger example"
     flag = " (flaky)" if flaky else ""
-    ctx.note(f"{how}: {path}{dup_note}{known}  {v.label}@{v.stage.value}{flag}: {v.summary[:160]}")
+    message = headline(v.summary, err_log(v))[:160]  # the system's innermost message, as the signature reads it
+    ctx.note(f"{how}: {path}{dup_note}{known}  {v.label}@{v.stage.value}{flag}: {message}")
     return fields
 
 

@@ -117,6 +117,7 @@ def test_optlevel_pairs():
     assert expected_side("reference", "xla-cpu", {}).expected_system == "tf-cpu"
 
 
+@pytest.mark.slow  # imports every system; one of them (openvino's converter telemetry) starts a process
 def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):
     from nnfuzz.backends.registry import BACKENDS
 
