@@ -223,3 +223,14 @@ def test_the_panel_names_a_starved_stage_and_explains_its_words(capsys):
         quiet._last_sample = 0.0
         quiet.refresh()
     assert quiet.bottleneck() == ""  # half the time waiting: not starved
+
+
+def test_the_coverage_row_says_what_is_new_only_when_an_earlier_campaign_covered_some(tmp_path):
+    from nnfuzz.fuzz.guidestate import CampaignGuide
+
+    guide = CampaignGuide(tmp_path, log=None, enabled=True)
+    guide.state.sizes = lambda: {"op_dtype": 5, "op_shape": 3, "edges": 2, "graphs": 1}
+    assert guide.summary() == ("5 op-dtype pairs tested, 3 shape bins, 2 op-to-op edges; "
+                               "steered away from (bugs found): none")
+    guide.start = {"op_dtype": 2, "op_shape": 0, "edges": 0, "graphs": 0}  # a resumed store
+    assert guide.summary().startswith("5 op-dtype pairs tested (3 new in this campaign), 3 shape bins")
