@@ -234,3 +234,15 @@ def test_the_coverage_row_says_what_is_new_only_when_an_earlier_campaign_covered
                                "steered away from (bugs found): none")
     guide.start = {"op_dtype": 2, "op_shape": 0, "edges": 0, "graphs": 0}  # a resumed store
     assert guide.summary().startswith("5 op-dtype pairs tested (3 new in this campaign), 3 shape bins")
+
+
+def test_report_and_merge_say_what_they_wrote_in_a_line_or_a_json_document(store, tmp_path, capsys):
+    assert main(["report", str(store), "--no-stats"]) == 0
+    assert capsys.readouterr().out == (f"wrote {store / 'report.html'}: 2 unique bugs of 2 folders, 0 campaigns, "
+                                       "0 entries skipped\n")
+    assert main(["report", str(store), "--no-stats", "--json", "-o", str(tmp_path / "r.html")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"out": str(tmp_path / "r.html"), "unique": 2, "folders": 2,
+                                                   "campaigns": 0, "skipped": 0}
+    assert main(["merge", str(store), "-o", str(tmp_path / "merged")]) == 0
+    assert capsys.readouterr().out == (f"merged 2 bug folders into {tmp_path / 'merged'}: 0 duplicates, "
+                                       "2 unique bugs in the store\n")
