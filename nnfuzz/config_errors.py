@@ -34,11 +34,11 @@ def _short(e: Exception, overrides, conf: Path, valid_keys: List[str]) -> str:
         group, value = m["group"], m["value"]
         options = getattr(e, "options", None) or sorted(f.stem for f in (conf / group).glob("*.yaml"))
         return f"{group}={value!r} is not a choice{did_you_mean(value, options)}; valid: {', '.join(options)}"
-    override = getattr(e, "override", None)
+    override = getattr(e, "override", None)  # OverrideParseException: the override's text
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    if override is not None:  # the override's syntax
-        return f"cannot read {override.input_line if hasattr(override, 'input_line') else override!r}: {first}; " \
-               "settings are key=value, e.g. time=20s or mgen.include=[Add,Mul]"
+    if override is not None:
+        return (f"cannot read {str(override)!r}: {first}; settings are key=value, e.g. time=20s or "
+                "mgen.include=[Add,Mul]")
     return first + (f" ({cause.splitlines()[0]})" if cause.strip() else "")
 
 
