@@ -16,6 +16,7 @@ PANEL_HZ = 4  # rich panel rebuilds per second at most
 VERDICTS = ("pass", "unsupported", "crash", "inconsistency", "timeout")
 STARVED = 0.5     # workers waiting for a model more than this share of the time: generation is the bottleneck
 SETTLE_S = 10.0   # no bottleneck is named in the first seconds (producers warm up)
+WINDOW_S = 60.0   # the share waiting is a moving average over about this many seconds
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Status:
         self.rich = use_rich(ui)
         self._last_plain = 0.0
         self._last_panel = 0.0
-        self._waiting = [0.0, 0]   # (sum of the share of lanes waiting for a model, samples), PANEL_HZ a second
+        self._waiting = [0.0, 0]   # (moving average of the share of lanes waiting for a model, samples)
         self._last_sample = 0.0
 
     def __enter__(self):
@@ -104,8 +105,9 @@ class Status:
         now = time.monotonic()
         if self.lanes and now - self._last_sample >= 1.0 / PANEL_HZ and self.c.elapsed > SETTLE_S:
             self._last_sample = now
-            self._waiting[0] += sum(lane.state == WAITING for lane in self.lanes) / len(self.lanes)
-            self._waiting[1] += 1
+            share = sum(lane.state == WAITING for lane in self.lanes) / len(self.lanes)
+            avg, n = self._waiting
+            self._waiting = [share if n == 0 else avg + (share - avg) / (PANEL_HZ * WINDOW_S), n + 1]
         if self.rich:
             if now - self._last_panel >= 1.0 / PANEL_HZ:
                 self._last_panel = now
@@ -115,10 +117,10 @@ class Status:
 
     def bottleneck(self) -> str:
         """A hint when one stage starves another: the workers wait for models most of the time."""
-        total, n = self._waiting
-        if n < 4 * PANEL_HZ or total / n <= STARVED:
+        avg, n = self._waiting
+        if n < 4 * PANEL_HZ or avg <= STARVED:
             return ""
-        share = f"workers wait for models {100 * total / n:.0f}% of the time"
+        share = f"workers wait for models {100 * avg:.0f}% of the time"
         if self.producers:
             return f"{share}: raise fuzz.producers (now {self.producers}) if cores are free"
         return f"{share}: each makes its own (fuzz.producers=0); fuzz.producers=N makes them in N other processes"
