@@ -38,6 +38,7 @@ class Lane:
         self.name, self.sandbox, self.expected_sandbox = name, sandbox, expected_sandbox
         self.state = "starting"
         self.tests = 0
+        self.waited = 0.0  # seconds spent waiting for a model (or making one, with fuzz.producers=0)
         self._starter: Optional[threading.Thread] = None
         self._start_error: Optional[BaseException] = None
 
@@ -153,10 +154,13 @@ class Pool:
                 continue
             try:
                 lane.state = WAITING
+                t0 = time.monotonic()
                 try:
                     p = next_model()
                 except Exhausted:
                     return
+                finally:
+                    lane.waited += time.monotonic() - t0  # the status panel names a starved stage from it
                 if p is None:
                     continue
                 lane.state = f"testing seed {p.seed}"

@@ -17,6 +17,7 @@ VERDICTS = ("pass", "unsupported", "crash", "inconsistency", "timeout")
 STARVED = 0.5     # workers waiting for a model more than this share of the time: generation is the bottleneck
 SETTLE_S = 10.0   # no bottleneck is named in the first seconds (producers warm up)
 WINDOW_S = 60.0   # the share waiting is a moving average over about this many seconds
+SAMPLE_S = 1.0    # how often the lanes' waiting time is read
 
 
 @dataclass
@@ -77,8 +78,8 @@ class Status:
         self.rich = use_rich(ui)
         self._last_plain = 0.0
         self._last_panel = 0.0
-        self._waiting = [0.0, 0]   # (moving average of the share of lanes waiting for a model, samples)
-        self._last_sample = 0.0
+        self._waiting = (0.0, 0.0)  # (moving average of the share of the lanes' time spent waiting for a
+        self._last_sample = None    # model, seconds observed); (time, the lanes' seconds waited) when last read
 
     def __enter__(self):
         if self.rich:
@@ -103,11 +104,8 @@ class Status:
         """Called after every test: the panel is rebuilt at most ``PANEL_HZ`` times a second (the live
         display redraws at that rate anyway), plain lines every 5 s."""
         now = time.monotonic()
-        if self.lanes and now - self._last_sample >= 1.0 / PANEL_HZ and self.c.elapsed > SETTLE_S:
-            self._last_sample = now
-            share = sum(lane.state == WAITING for lane in self.lanes) / len(self.lanes)
-            avg, n = self._waiting
-            self._waiting = [share if n == 0 else avg + (share - avg) / (PANEL_HZ * WINDOW_S), n + 1]
+        if self.lanes and self.c.elapsed > SETTLE_S:
+            self.sample(now)
         if self.rich:
             if now - self._last_panel >= 1.0 / PANEL_HZ:
                 self._last_panel = now
@@ -115,10 +113,24 @@ class Status:
         else:
             self._plain()
 
+    def sample(self, now: float) -> None:
+        """Read how long the lanes waited for models since the last reading (``Lane.waited``, seconds)."""
+        waited = sum(lane.waited for lane in self.lanes)
+        if self._last_sample is None:
+            self._last_sample = (now, waited)
+            return
+        t, w = self._last_sample
+        if now - t < SAMPLE_S:
+            return
+        share = min(1.0, (waited - w) / ((now - t) * len(self.lanes)))
+        avg, seen = self._waiting
+        self._waiting = (share if not seen else avg + (share - avg) * min(1.0, (now - t) / WINDOW_S), seen + now - t)
+        self._last_sample = (now, waited)
+
     def bottleneck(self) -> str:
         """A hint when one stage starves another: the workers wait for models most of the time."""
-        avg, n = self._waiting
-        if n < 4 * PANEL_HZ or avg <= STARVED:
+        avg, seen = self._waiting
+        if seen < 4 * SAMPLE_S or avg <= STARVED:
             return ""
         share = f"workers wait for models {100 * avg:.0f}% of the time"
         if self.producers:

@@ -201,28 +201,34 @@ def _render(status) -> str:
     return console.file.getvalue()
 
 
-def test_the_panel_names_a_starved_stage_and_explains_its_words(capsys):
+def test_the_panel_names_a_starved_stage_and_explains_its_words():
     c = Counters(started=time.monotonic() - 60)
     c.verdicts["unsupported"] = 4
     c.seconds.update(generate=6.0, compile=2.0)
-    lanes = [types.SimpleNamespace(name=str(i), state=WAITING, describe=lambda: "waiting") for i in range(2)]
+    lanes = [types.SimpleNamespace(name=str(i), state=WAITING, describe=lambda: "waiting", waited=0.0)
+             for i in range(2)]
     status = Status(c, time.monotonic() + 60, "plain", "t", lanes, producers=1)
-    for _ in range(20):
-        status._last_sample = 0.0
-        status.refresh()
-    status._last_plain = 0.0
-    status.refresh()  # a plain line now: it carries the hint
-    hint = "workers wait for models 100% of the time: raise fuzz.producers (now 1) if cores are free"
-    assert status.bottleneck() == hint and capsys.readouterr().err.rstrip().endswith(hint)
+    for t in range(10):  # both lanes waited 0.9 s of every second
+        status.sample(float(t))
+        for lane in lanes:
+            lane.waited += 0.9
+    hint = "workers wait for models 90% of the time: raise fuzz.producers (now 1) if cores are free"
+    assert status.bottleneck() == hint
+    assert status.line().endswith(f" | {hint}")  # the plain status line carries it too
     text = _render(status)
     assert "unsupported: an op or dtype the system says it lacks" in text and "time per stage" in text
     assert "generate 75%  compile 25%  (shares of the seconds all processes spent)" in text and hint in text
-    lanes[0].state = "testing seed 3"
-    quiet = Status(c, time.monotonic() + 60, "plain", "t", lanes, producers=0)
-    for _ in range(20):
-        quiet._last_sample = 0.0
-        quiet.refresh()
-    assert quiet.bottleneck() == ""  # half the time waiting: not starved
+    for t in range(10, 200):  # from now on they wait a tenth of the time: the moving average forgets
+        status.sample(float(t))
+        for lane in lanes:
+            lane.waited += 0.1
+    assert status.bottleneck() == ""
+    inline = Status(c, time.monotonic() + 60, "plain", "t", lanes[:1], producers=0)
+    for t in range(10):
+        inline.sample(float(t))
+        lanes[0].waited += 0.8
+    assert inline.bottleneck() == ("workers wait for models 80% of the time: each makes its own "
+                                   "(fuzz.producers=0); fuzz.producers=N makes them in N other processes")
 
 
 def test_the_coverage_row_says_what_is_new_only_when_an_earlier_campaign_covered_some(tmp_path):
