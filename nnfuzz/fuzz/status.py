@@ -78,8 +78,8 @@ class Status:
         self.rich = use_rich(ui)
         self._last_plain = 0.0
         self._last_panel = 0.0
-        self._waiting = (0.0, 0.0)  # (moving average of the share of the lanes' time spent waiting for a
-        self._last_sample = None    # model, seconds observed); (time, the lanes' seconds waited) when last read
+        self._waiting = (0.0, 0.0)  # (moving average of the lanes' share of time waiting for a model, seconds seen)
+        self._last_sample = None    # (time, the lanes' seconds waited) at the last reading
 
     def __enter__(self):
         if self.rich:
