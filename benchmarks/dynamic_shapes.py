@@ -21,7 +21,7 @@ from pathlib import Path
 
 def campaign(backend: str, dynamic: str, time: str, seed: int, out: Path, workers: str) -> dict:
     cmd = ["nnfuzz", "fuzz", f"backend={backend}", f"time={time}", f"mgen.seed={seed}", f"fuzz.dynamic={dynamic}",
-           f"fuzz.out={out}", f"fuzz.workers={workers}", "ui=plain"]
+           f"fuzz.out={out}", f"fuzz.workers={workers}", "ui=plain", "--json"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode != 0 or not lines:

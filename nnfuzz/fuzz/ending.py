@@ -13,7 +13,8 @@ from nnfuzz.output import plural
 # keys shown in their own words below; any other key with a non-zero value goes to "other counts"
 SHOWN = {"backend", "oracle", "seed", "stopped", "tests", "tests_per_s", "verdicts", "formats", "bugs_saved",
          "new_unique", "unique_in_store", "flaky", "bugs", "new_bugs", "out", "workers", "slow", "noise",
-         "checked", "no_graph", "undefined_values", "nnfuzz_errors", "no_rewrite", "invalid", "lost", "reduced"}
+         "checked", "no_graph", "undefined_values", "nnfuzz_errors", "no_rewrite", "invalid", "lost", "reduced",
+         "tests_per_compile", "dynamic"}
 NOT_BUGS = (("noise", "disagreements within every op's accuracy budget"), ("slow", "slow, not hung"),
             ("undefined_values", "values outside an op's domain"), ("no_graph", "no graph within bounds"),
             ("no_rewrite", "no rewrite applied"))
@@ -26,6 +27,10 @@ def ending(doc: dict) -> str:
     lines = [f"nnfuzz fuzz {doc.get('backend')}: {plural(doc.get('tests', 0), 'test')} "
              f"({doc.get('tests_per_s', 0)}/s), seed {doc.get('seed')}"
              + (f", stopped by {doc['stopped']}" if doc.get("stopped") else "")]
+    dyn = doc.get("dynamic") or {}
+    if dyn.get("tests"):  # fuzz.dynamic (docs/dynamic-shapes.md)
+        lines.append(f"  {doc.get('tests_per_compile')} tests per compile: {plural(dyn['tests'], 'dynamic test')} ran "
+                     f"{plural(dyn.get('shapes_run', 0), 'shape')} on {plural(dyn.get('compiles', 0), 'compile')}")
     verdicts = {k: v for k, v in (doc.get("verdicts") or {}).items() if v}
     if verdicts:
         lines.append("  verdicts: " + ", ".join(f"{k} {v}" for k, v in verdicts.items())

@@ -189,6 +189,15 @@ def test_a_campaign_without_bugs_says_so_and_explains_unsupported():
     assert "  no new bugs\n" in text and "repro" not in text and "other counts" not in text
 
 
+def test_a_campaign_with_dynamic_tests_says_how_many_tests_each_compile_gave():
+    doc = {**DOC, "tests_per_compile": 2.4, "dynamic": {"tests": 5, "shapes_run": 19, "compiles": 5}}
+    text = ending(doc)
+    assert "  2.4 tests per compile: 5 dynamic tests ran 19 shapes on 5 compiles\n" in text
+    assert "tests_per_compile" not in text and "shapes_run" not in text  # not again under "other counts"
+    assert "tests per compile" not in ending({**DOC, "tests_per_compile": 1.0,
+                                              "dynamic": {"tests": 0, "shapes_run": 0, "compiles": 0}})
+
+
 def test_plural():
     assert [plural(1, "bug"), plural(2, "bug"), plural(0, "entry", "entries")] == ["1 bug", "2 bugs", "0 entries"]
 
