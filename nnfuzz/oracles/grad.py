@@ -1,0 +1,165 @@
+"""``oracle=grad``: the system's forward outputs and gradients must match torch eager's (docs/oracles.md).
+
+Each test differentiates the graph's differentiable outputs, with an upstream gradient drawn from the
+test's seed, with respect to its float inputs and weights (materialize/torch/grad.py says what is cut, and
+the gradient tolerances). The system compiles and runs the forward and the backward (a backend with
+``gradients = True``: backends/torch_grad.py for torch.compile); the forward outputs are judged first,
+as the reference oracle judges them (float64 twins, then each node's own error); when they match, the
+gradients are judged against eager's with their float64 twins. A disagreement there is a fault in the
+backward graph: meta.json's ``grad.failed`` is ``backward`` and the signature says so
+(``inductor-cpu | inconsistency | backward | values``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Callable, Dict, Optional, Tuple
+
+from nnfuzz.errors import ConfigError
+from nnfuzz.oracles.base import Oracle, Skip, Tested, no_second_choice
+
+if TYPE_CHECKING:
+    from nnfuzz.fuzz.context import RunContext
+    from nnfuzz.fuzz.produce import Produced
+
+BACKWARD_NOTE = ("the forward outputs match torch eager and the gradients differ: a fault in the backward "
+                 "graph (not localized node by node)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Grad(Oracle):
+    name = "grad"
+
+    @classmethod
+    def configure(cls, cfg) -> Oracle:
+        from nnfuzz.backends.registry import backend_class, known_backends
+        from nnfuzz.oracles.reference import backend_class_of
+
+        no_second_choice(cls.name, cfg)
+        if not getattr(backend_class_of(cfg), "gradients", False):
+            able = [n for n in known_backends() if getattr(backend_class(n), "gradients", False)]
+            raise ConfigError(f"oracle=grad: {cfg.backend} does not run gradient tests; backends that do: {able}")
+        return cls()
+
+    def describe(self, backend: str) -> str:
+        return f"{backend} vs torch eager, forward and backward (grad)"
+
+    def prepare(self, p: "Produced", model, plan) -> bool:
+        """The gradient test of ``p``: its GradSpec (``p.grad``), the upstream gradients among the inputs
+        and eager's gradients among the expected outputs; none when no gradient is defined."""
+        from nnfuzz.materialize.model import ReferenceData
+        from nnfuzz.materialize.torch.grad import eager
+        from nnfuzz.materialize.values import all_finite
+
+        if p.gir_text is None or p.values_undefined or p.reference.output is None:
+            return True  # skipped as undefined
+        spec, upstream, expected = eager(model.gir, model.weights, p.reference.input, p.seed)
+        if spec is None:
+            p.rec["grad"] = {"none": "no output depends on a float input or weight through differentiable ops"}
+            return True
+        if not all_finite(expected):
+            p.rec["grad"] = {"none": "a gradient is not finite in torch eager (undefined)"}
+            return True
+        p.grad = spec.to_json()
+        p.reference = ReferenceData({**p.reference.input, **upstream}, expected)
+        p.rec["grad"] = {"outputs": len(spec.outputs), "wrt": len(spec.wrt)}
+        return True
+
+    def skip(self, p: "Produced") -> Optional[Skip]:
+        if p.values_undefined or p.reference.output is None:
+            return Skip("undefined_values", {"verdict": "undefined-values", "blocker": (p.search or {}).get("blocker")})
+        if p.grad is None:
+            return Skip("no_gradient", {"verdict": "no-gradient", "why": (p.rec.get("grad") or {}).get("none")})
+        return None
+
+    def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
+        from nnfuzz.fuzz import local
+        from nnfuzz.fuzz.context import run_on
+
+        res = run_on(ctx, lane.sandbox, p)
+        if res is None:
+            return Tested(None)
+
+        def settle(judged, actual, expected):
+            return local.settle(ctx, lane.sandbox, p, judged, actual, expected)
+
+        def twins():
+            t0 = time.perf_counter()
+            try:
+                return grad_twins(p.gir_text, p.weights, reference_of(p, reference), p.grad, p.seed)
+            finally:
+                ctx.add_seconds("export", time.perf_counter() - t0)
+
+        judged, failed, loc, checked = judge_grad(res, reference_of(p, reference), ctx.info.engine, ctx.tolerances,
+                                                  twins, settle)
+        return Tested(judged.verdict, res, "actual", None, judged.reference, judged.twin, failed=failed,
+                      localization=loc, checked=checked)
+
+    def account(self, counters, p: "Produced", t: Tested) -> None:
+        if t.localization is not None and t.localization.noise:
+            counters.noise += 1
+        counters.checked += t.checked
+
+    def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
+        """Also meta.json's ``grad``: what was differentiated and which part failed."""
+        return {**super().meta_fields(ctx, p, t), "grad": grad_record(p.grad, t.failed)}
+
+    @classmethod
+    def signature_term(cls, meta) -> Optional[str]:
+        return "backward" if (meta.grad or {}).get("failed") == "backward" else None
+
+
+def reference_of(p: "Produced", reference=None):
+    return reference if reference is not None else p.reference
+
+
+def grad_record(spec: Dict, failed: Optional[str]) -> Dict:
+    """meta.json's ``grad``: outputs and wrt (GradSpec), upstream (the oracle.pkl inputs holding the
+    upstream gradients), and failed ("forward" | "backward" | None: a crash, or a pass)."""
+    from nnfuzz.materialize.torch.grad import grad_name, upstream_name
+
+    return {**spec, "upstream": [upstream_name(o) for o in spec["outputs"]],
+            "gradients": [grad_name(w) for w in spec["wrt"]], "failed": failed}
+
+
+def grad_twins(gir_text: str, weights, ref, spec: Dict, seed: int) -> Tuple[object, str]:
+    """(``ref`` with the float64 twins of its outputs and gradients, why they are missing or "")."""
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.materialize.model import ReferenceData
+    from nnfuzz.materialize.torch.grad import GradSpec, twins
+
+    try:
+        shadow, jitter = twins(GraphIR.loads(gir_text), weights, ref.input, GradSpec.from_json(spec), ref.input, seed)
+    except RuntimeError as e:  # an op whose lowering insists on its dtype: judged without the twin, and said so
+        return ref, f"the float64 twin could not run: {type(e).__name__}: {str(e).strip()[:300]}"
+    return ReferenceData(ref.input, ref.output, shadow, jitter), ""
+
+
+def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = None,
+               settle: Optional[Callable] = None):
+    """(Judged, failed: "forward" | "backward" | None, Localization or None, checked) for a gradient run
+    ``res`` against ``ref`` (ReferenceData: outputs and ``grad:`` gradients). The forward outputs are
+    judged first and settled by ``settle(judged, actual, expected)`` (local.settle's result: each node's
+    own error); when they match, the gradients, with gradient tolerances (materialize/torch/grad.py)."""
+    from nnfuzz.materialize.torch.grad import is_grad, tolerances as grad_tolerances
+    from nnfuzz.triage.judging import judge_run
+    from nnfuzz.triage.localize import Localization
+    from nnfuzz.verdict import Symptom
+
+    expected = ref.output or {}
+    forward = {k: v for k, v in expected.items() if not is_grad(k)}
+    grads = {k: v for k, v in expected.items() if is_grad(k)}
+    tol = grad_tolerances(tolerances, expected)
+    judged = judge_run(res, forward, engine, tol, ref, twins)
+    loc, checked = None, False
+    if settle is not None and res.status == "ok":
+        actual = {k: v for k, v in (res.outputs or {}).items() if not is_grad(k)}
+        judged, loc, checked = settle(judged, actual, forward)
+    if judged.verdict.symptom is Symptom.inconsistency:
+        return judged, "forward", loc, checked
+    if res.status != "ok" or judged.verdict.is_bug:
+        return judged, None, loc, checked
+    back = judge_run(res, grads, engine, tol, judged.reference, twins)
+    if back.verdict.symptom is not Symptom.inconsistency:
+        return back, None, loc, checked
+    return back, "backward", Localization(None, "system-under-test", BACKWARD_NOTE), checked
