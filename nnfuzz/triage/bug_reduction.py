@@ -42,6 +42,10 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     want = recorded_signature(bug)
     start = Candidate(gir, weights, dict(bug.oracle["input"]))
     check = Checker(sandbox, bug.meta, tolerances)
+    if bug.meta.grad is not None:  # oracle=grad: each candidate differentiated and run forward and backward
+        from nnfuzz.triage.grad_reduction import GradChecker
+
+        check = GradChecker(sandbox, bug.meta, tolerances)
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
@@ -111,6 +115,12 @@ class Checker:
             self.bug_meta = self.bug_meta.replace(root_cause=self._crash_root(c, model, judged.verdict, run, widened))
         return bug_signature(self.bug_meta, judged.verdict)
 
+    def payload(self, c, model) -> bytes:
+        """Candidate ``c``'s model file as the bug's folder holds it (``model``: its built Model)."""
+        from nnfuzz.materialize.portable import model_payload
+
+        return model_payload(c.gir, c.weights, model.onnx, self.meta.format)
+
     def _crash_root(self, c, model, verdict, run, widened):
         from nnfuzz.materialize.portable import model_payload
         from nnfuzz.triage.crash_prefix import crash_root_of
@@ -125,7 +135,6 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     it and swapped in, so an interruption leaves either the old or the new folder). meta.json and
     err.log describe the reduced graph's run (``check``'s last one)."""
     from nnfuzz.gir import GraphIR
-    from nnfuzz.materialize.portable import model_payload
     from nnfuzz.triage.bugstore import MODEL_FILES
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
     from nnfuzz.triage.judging import err_log
@@ -143,7 +152,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
     writers = {
-        MODEL_FILES[bug.format]: write_bytes(model_payload(best.gir, best.weights, model.onnx, bug.format)),
+        MODEL_FILES[bug.format]: write_bytes(check.payload(best, model)),
         "gir.json": write_bytes(best.gir.dumps().encode()),
         "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
         "meta.json": write_meta(meta),
