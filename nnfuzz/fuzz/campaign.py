@@ -156,6 +156,8 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
     search = cc.search
     if search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
         search = dataclasses.replace(search, int64_bits=32)
+    if search is not None and any(o.kinks for o in oracles):  # gradients compared: values away from kinks
+        search = dataclasses.replace(search, kinks=True)
     export, rows = cc.export, {}
     if probe:
         from nnfuzz.fuzz.probe import probe_opsets, probe_support

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING, Callable, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Optional
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Oracle, Skip, Tested, no_second_choice
@@ -22,13 +22,10 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
     from nnfuzz.fuzz.produce import Produced
 
-BACKWARD_NOTE = ("the forward outputs match torch eager and the gradients differ: a fault in the backward "
-                 "graph (not localized node by node)")
-
-
 @dataclasses.dataclass(frozen=True)
 class Grad(Oracle):
     name = "grad"
+    kinks = True  # a value near a kink would take the other one-sided derivative on another system
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
@@ -75,6 +72,7 @@ class Grad(Oracle):
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
         from nnfuzz.fuzz import local
         from nnfuzz.fuzz.context import run_on
+        from nnfuzz.triage.grad_judging import grad_twins, judge_grad
 
         res = run_on(ctx, lane.sandbox, p)
         if res is None:
@@ -102,6 +100,8 @@ class Grad(Oracle):
 
     def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
         """Also meta.json's ``grad``: what was differentiated and which part failed."""
+        from nnfuzz.triage.grad_judging import grad_record
+
         return {**super().meta_fields(ctx, p, t), "grad": grad_record(p.grad, t.failed)}
 
     @classmethod
@@ -111,55 +111,3 @@ class Grad(Oracle):
 
 def reference_of(p: "Produced", reference=None):
     return reference if reference is not None else p.reference
-
-
-def grad_record(spec: Dict, failed: Optional[str]) -> Dict:
-    """meta.json's ``grad``: outputs and wrt (GradSpec), upstream (the oracle.pkl inputs holding the
-    upstream gradients), and failed ("forward" | "backward" | None: a crash, or a pass)."""
-    from nnfuzz.materialize.torch.grad import grad_name, upstream_name
-
-    return {**spec, "upstream": [upstream_name(o) for o in spec["outputs"]],
-            "gradients": [grad_name(w) for w in spec["wrt"]], "failed": failed}
-
-
-def grad_twins(gir_text: str, weights, ref, spec: Dict, seed: int) -> Tuple[object, str]:
-    """(``ref`` with the float64 twins of its outputs and gradients, why they are missing or "")."""
-    from nnfuzz.gir import GraphIR
-    from nnfuzz.materialize.model import ReferenceData
-    from nnfuzz.materialize.torch.grad import GradSpec, twins
-
-    try:
-        shadow, jitter = twins(GraphIR.loads(gir_text), weights, ref.input, GradSpec.from_json(spec), ref.input, seed)
-    except RuntimeError as e:  # an op whose lowering insists on its dtype: judged without the twin, and said so
-        return ref, f"the float64 twin could not run: {type(e).__name__}: {str(e).strip()[:300]}"
-    return ReferenceData(ref.input, ref.output, shadow, jitter), ""
-
-
-def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = None,
-               settle: Optional[Callable] = None):
-    """(Judged, failed: "forward" | "backward" | None, Localization or None, checked) for a gradient run
-    ``res`` against ``ref`` (ReferenceData: outputs and ``grad:`` gradients). The forward outputs are
-    judged first and settled by ``settle(judged, actual, expected)`` (local.settle's result: each node's
-    own error); when they match, the gradients, with gradient tolerances (materialize/torch/grad.py)."""
-    from nnfuzz.materialize.torch.grad import is_grad, tolerances as grad_tolerances
-    from nnfuzz.triage.judging import judge_run
-    from nnfuzz.triage.localize import Localization
-    from nnfuzz.verdict import Symptom
-
-    expected = ref.output or {}
-    forward = {k: v for k, v in expected.items() if not is_grad(k)}
-    grads = {k: v for k, v in expected.items() if is_grad(k)}
-    tol = grad_tolerances(tolerances, expected)
-    judged = judge_run(res, forward, engine, tol, ref, twins)
-    loc, checked = None, False
-    if settle is not None and res.status == "ok":
-        actual = {k: v for k, v in (res.outputs or {}).items() if not is_grad(k)}
-        judged, loc, checked = settle(judged, actual, forward)
-    if judged.verdict.symptom is Symptom.inconsistency:
-        return judged, "forward", loc, checked
-    if res.status != "ok" or judged.verdict.is_bug:
-        return judged, None, loc, checked
-    back = judge_run(res, grads, engine, tol, judged.reference, twins)
-    if back.verdict.symptom is not Symptom.inconsistency:
-        return back, None, loc, checked
-    return back, "backward", Localization(None, "system-under-test", BACKWARD_NOTE), checked

@@ -42,10 +42,6 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     want = recorded_signature(bug)
     start = Candidate(gir, weights, dict(bug.oracle["input"]))
     check = Checker(sandbox, bug.meta, tolerances)
-    if bug.meta.grad is not None:  # oracle=grad: each candidate differentiated and run forward and backward
-        from nnfuzz.triage.grad_reduction import GradChecker
-
-        check = GradChecker(sandbox, bug.meta, tolerances)
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
@@ -83,6 +79,7 @@ class Checker:
         self.model = None      # the last candidate's Model, verdict and BugMeta (when a bug)
         self.verdict = None
         self.bug_meta = None
+        self.spec = None       # oracle=grad: the last candidate's GradSpec
 
     def signature(self, c):
         from nnfuzz.errors import InternalError, NNFuzzError
@@ -90,6 +87,10 @@ class Checker:
         from nnfuzz.triage.judging import bug_signature, judge_run, local_judges, model_twins, replay_meta, settle_locally
         from nnfuzz.triage.repro import outputs_on, widened_of
 
+        if self.meta.grad is not None:  # oracle=grad: each candidate differentiated, run forward and backward
+            from nnfuzz.triage.grad_reduction import grad_signature
+
+            return grad_signature(self, c)
         try:
             model = build_model(c.gir, 0, export=self.export, values=(c.weights, c.inputs))
         except InternalError:
@@ -117,8 +118,10 @@ class Checker:
 
     def payload(self, c, model) -> bytes:
         """Candidate ``c``'s model file as the bug's folder holds it (``model``: its built Model)."""
-        from nnfuzz.materialize.portable import model_payload
+        from nnfuzz.materialize.portable import model_payload, pack
 
+        if self.spec is not None:  # a gradient test's payload
+            return pack(c.gir.dumps(), c.weights, None, self.spec.to_json())
         return model_payload(c.gir, c.weights, model.onnx, self.meta.format)
 
     def _crash_root(self, c, model, verdict, run, widened):

@@ -83,7 +83,7 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
 def _grad_judged(bug, sandbox, res, ref, tolerances):
     """(Judged, Localization or None, which part failed) of a gradient test's replay (oracles/grad.py)."""
     from nnfuzz.materialize.torch.grad import is_grad
-    from nnfuzz.oracles.grad import grad_twins, judge_grad
+    from nnfuzz.triage.grad_judging import grad_twins, judge_grad
     from nnfuzz.triage.bugstore import bug_weights
     from nnfuzz.triage.judging import settle_locally
 
