@@ -58,6 +58,7 @@ class Oracle:
     name: ClassVar[str] = ""            # the registry key: ``oracle=<name>``, meta.json's ``oracle.kind``
     selectable: ClassVar[bool] = True   # False: turned on by another setting (``enabled``), not ``oracle=``
     kinks: ClassVar[bool] = False       # the value search keeps values away from kinks (search.kinks): gradients compared
+    dialects: ClassVar[Tuple[str, ...]] = ()  # op dialects (AbsOpBase.dialect) generated for this oracle's tests
     expected_system: Optional[str] = None   # the backend whose outputs are expected (None: none, or torch eager)
     expected_options: Dict = dataclasses.field(default_factory=dict)
 

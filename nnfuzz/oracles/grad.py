@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 class Grad(Oracle):
     name = "grad"
     kinks = True  # a value near a kink would take the other one-sided derivative on another system
+    dialects = ("training",)  # training-mode ops (BatchNormTraining): their backward and running statistics
 
     @classmethod
     def configure(cls, cfg) -> Oracle:

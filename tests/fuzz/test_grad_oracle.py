@@ -129,3 +129,19 @@ def test_oracle_grad_needs_a_backend_that_runs_gradients(tmp_path):
     cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=GenPolicy(), time_s=1, out=tmp_path, oracle="grad")
     with pytest.raises(ConfigError, match=r"oracle=grad: ort-cpu does not run gradient tests; backends that do: .*inductor-cpu"):
         campaign_oracles(cc)
+
+
+def test_training_mode_batch_norm_is_generated_for_gradients_and_its_running_statistics_compared(tmp_path):
+    """oracle=grad turns on the "training" dialect: BatchNormTraining graphs, whose running mean and
+    variance are outputs compared like the others (and differentiated: the update is a function of x)."""
+    from nnfuzz.generate.policy import GenPolicy
+    from fake_backends import records
+
+    out = tmp_path / "bugs"
+    policy = GenPolicy(max_nodes=3, dtypes=["float32"], include=["norm", "Tanh", "Add"], seed=2)
+    counters, _ = grad_campaign(out, "EagerGradBackend", max_tests=6, policy=policy, rerun=False)
+    assert counters.tests == 6 and counters.verdicts["pass"] == 6, counters
+    ops = [op for r in records(out) if r.get("verdict") == "pass" for op in r.get("ops", [])]
+    assert "BatchNormTraining" in ops, ops
+    counters, _ = grad_campaign(tmp_path / "wrong", "WrongGradBackend", max_tests=2, policy=policy, rerun=False)
+    assert counters.verdicts["inconsistency"] == 2

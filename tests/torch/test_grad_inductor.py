@@ -6,7 +6,8 @@ from nnfuzz.generate.policy import GenPolicy
 
 pytestmark = pytest.mark.slow
 
-OPS = ["Add", "Mul", "Sub", "Tanh", "Sigmoid", "Exp", "MatMul", "Relu", "Abs", "ReduceSum", "Transpose", "Softmax"]
+OPS = ["Add", "Mul", "Sub", "Tanh", "Sigmoid", "Exp", "MatMul", "Relu", "Abs", "ReduceSum", "Transpose", "Softmax",
+       "BatchNormTraining", "Floor", "Max"]
 
 
 def test_real_graphs_pass_forward_and_backward_on_inductor_cpu(tmp_path):
