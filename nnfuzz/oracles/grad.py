@@ -1,9 +1,10 @@
-"""``oracle=grad``: the system's forward outputs and gradients must match torch eager's (docs/oracles.md).
+"""``oracle=grad``: the system's forward outputs and gradients must match torch eager's, or for a system
+whose backend names another reference (xla-cpu: tf-cpu, TF eager) that system's (docs/oracles.md).
 
 Each test differentiates the graph's differentiable outputs, with an upstream gradient drawn from the
 test's seed, with respect to its float inputs and weights (materialize/torch/grad.py says what is cut, and
 the gradient tolerances). The system compiles and runs the forward and the backward (a backend with
-``gradients = True``: backends/torch_grad.py for torch.compile); the forward outputs are judged first,
+``gradients = True``: backends/torch_grad.py for torch.compile, backends/tf_grad.py for XLA); the forward outputs are judged first,
 as the reference oracle judges them (float64 twins, then each node's own error); when they match, the
 gradients are judged against eager's with their float64 twins. A disagreement there is a fault in the
 backward graph: meta.json's ``grad.failed`` is ``backward`` and the signature says so
@@ -34,13 +35,14 @@ class Grad(Oracle):
         from nnfuzz.oracles.reference import backend_class_of
 
         no_second_choice(cls.name, cfg)
-        if not getattr(backend_class_of(cfg), "gradients", False):
-            able = [n for n in known_backends() if getattr(backend_class(n), "gradients", False)]
+        under = backend_class_of(cfg)
+        if not under.gradients or (under.reference and not backend_class(under.reference).gradients):
+            able = [n for n in known_backends() if backend_class(n).gradients]
             raise ConfigError(f"oracle=grad: {cfg.backend} does not run gradient tests; backends that do: {able}")
-        return cls()
+        return cls(under.reference)  # the TF systems' gradients against TF eager's (tf-cpu), the others' torch eager's
 
     def describe(self, backend: str) -> str:
-        return f"{backend} vs torch eager, forward and backward (grad)"
+        return f"{backend} vs {self.expected_system or 'torch eager'}, forward and backward (grad)"
 
     def prepare(self, p: "Produced", model, plan) -> bool:
         """The gradient test of ``p``: its GradSpec (``p.grad``), the upstream gradients among the inputs
@@ -73,11 +75,24 @@ class Grad(Oracle):
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
         from nnfuzz.fuzz import local
         from nnfuzz.fuzz.context import run_on
+        from nnfuzz.materialize.model import ReferenceData
+        from nnfuzz.oracles.reference import expected_outputs
         from nnfuzz.triage.grad_judging import grad_twins, judge_grad
+        from nnfuzz.verdict import Verdict
 
         res = run_on(ctx, lane.sandbox, p)
         if res is None:
             return Tested(None)
+        ref, other = reference_of(p, reference), None
+        if res.status == "ok" and lane.expected_sandbox is not None:  # TF eager's outputs and gradients
+            other, why, side, theirs = expected_outputs(ctx, lane, p)
+            if why == "cut":
+                return Tested(None, res)
+            if why is not None:
+                return Tested(why, res, side, reference=ref, expected_result=theirs)
+            if other is None:  # NaN/Inf on the expected side: undefined, nothing to compare
+                return Tested(Verdict.passed(), res, reference=ref, expected_result=theirs)
+            ref = ReferenceData(ref.input, other, ref.output_f64, ref.output_f64_jitter)
 
         def settle(judged, actual, expected):
             return local.settle(ctx, lane.sandbox, p, judged, actual, expected)
@@ -85,13 +100,12 @@ class Grad(Oracle):
         def twins():
             t0 = time.perf_counter()
             try:
-                return grad_twins(p.gir_text, p.weights, reference_of(p, reference), p.grad, p.seed)
+                return grad_twins(p.gir_text, p.weights, ref, p.grad, p.seed)
             finally:
                 ctx.add_seconds("export", time.perf_counter() - t0)
 
-        judged, failed, loc, checked = judge_grad(res, reference_of(p, reference), ctx.info.engine, ctx.tolerances,
-                                                  twins, settle)
-        return Tested(judged.verdict, res, "actual", None, judged.reference, judged.twin, failed=failed,
+        judged, failed, loc, checked = judge_grad(res, ref, ctx.info.engine, ctx.tolerances, twins, settle)
+        return Tested(judged.verdict, res, "actual", other, judged.reference, judged.twin, failed=failed,
                       localization=loc, checked=checked)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
