@@ -133,7 +133,8 @@ def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: Stop
         for oracle in oracles:
             oracle.check(first.sandbox, cc)
         ops = _lowered_ops(cc, sides, oracles)  # (imports the lowerings: seconds, before the campaign's clock starts)
-        campaign = Campaign(cc, clock=Clock(cc.time_s, cc.test_timeout), stop=stop)
+        scale = max(o.timeout_scale for o in oracles)  # oracle=grad: a forward and a backward graph to compile
+        campaign = Campaign(cc, clock=Clock(cc.time_s, cc.test_timeout * scale), stop=stop)
         campaign.producers = producers
         plan = _plan(cc, oracles, first, sides, ops, campaign.clock, probe=cc.probe and not migrated)
         return campaign.run(lanes, dataclasses.replace(plan, workers=workers, producers=n_producers))

@@ -59,6 +59,7 @@ class Oracle:
     selectable: ClassVar[bool] = True   # False: turned on by another setting (``enabled``), not ``oracle=``
     kinks: ClassVar[bool] = False       # the value search keeps values away from kinks (search.kinks): gradients compared
     dialects: ClassVar[Tuple[str, ...]] = ()  # op dialects (AbsOpBase.dialect) generated for this oracle's tests
+    timeout_scale: ClassVar[float] = 1.0  # each sandbox run may take this many times fuzz.test_timeout
     expected_system: Optional[str] = None   # the backend whose outputs are expected (None: none, or torch eager)
     expected_options: Dict = dataclasses.field(default_factory=dict)
 

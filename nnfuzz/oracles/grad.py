@@ -28,6 +28,9 @@ class Grad(Oracle):
     name = "grad"
     kinks = True  # a value near a kink would take the other one-sided derivative on another system
     dialects = ("training",)  # training-mode ops (BatchNormTraining): their backward and running statistics
+    # a test compiles a forward and a backward graph (the backward's kernels as many as the forward's, or
+    # more): measured 7-10 s for a one-op graph's first compile on a loaded machine, where the forward's is ~1 s
+    timeout_scale = 3.0
 
     @classmethod
     def configure(cls, cfg) -> Oracle:
