@@ -112,7 +112,7 @@ def eager(gir, weights, inputs, seed: int) -> Tuple[Optional[GradSpec], Dict, Di
         if not outputs:
             return None, {}, {}
         upstream = draw_upstream(gir, outputs, seed)
-        ups = {n: torch.from_numpy(upstream[upstream_name(n)]) for n in outputs}
+        ups = _torch_of(gir, {n: upstream[upstream_name(n)] for n in outputs})
         leaves = {n: (xs[n] if n in xs else getattr(module, n)) for n in leaves_all}
         grads = backward(outs, gir.outputs, leaves, ups)
     if not grads:
@@ -134,7 +134,7 @@ def twins(gir, weights, inputs, spec: GradSpec, upstream, seed: int):
 
     module = GraphModule(gir, weights).eval()
     rng = np.random.default_rng([int(seed), 64])
-    ups = {n: torch.from_numpy(np.asarray(upstream[upstream_name(n)], np.float64)) for n in spec.outputs}
+    ups = {n: t.double() for n, t in _torch_of(gir, {n: upstream[upstream_name(n)] for n in spec.outputs}).items()}
 
     def run(**kw):
         xs = _torch_of(gir, {i: inputs[i] for i in gir.inputs})
