@@ -26,14 +26,24 @@ def instruction_of(gir, onnx_model, node) -> Optional[int]:
     return None
 
 
+# Nodes that only reshape what one other node computed (a LogSumExp with keepdims=0 may be spelled
+# ReduceLogSumExp(keepdims=1) then Squeeze): the computing node names the instruction
+_RESHAPING = frozenset({"Squeeze", "Unsqueeze", "Reshape", "Identity"})
+
+
 def single_op(gir, onnx_model, var: str) -> Optional[str]:
     """The type of the one ONNX node that computes ``var`` from GraphIR vars and constants alone (nnfuzz's
-    Softshrink written as one Shrink), or None when its lowering takes several nodes."""
+    Softshrink written as one Shrink), seen through nodes that only reshape its output (Squeeze, ...),
+    or None when its lowering takes several computing nodes."""
     if onnx_model is None:
         return None
     graph = onnx_model.graph
     consts = {o for n in graph.node if n.op_type == "Constant" for o in n.output} | {t.name for t in graph.initializer}
-    node = next((n for n in graph.node if var in n.output), None)
+    producer = {o: n for n in graph.node for o in n.output}
+    node = producer.get(var)
+    while node is not None and node.op_type in _RESHAPING and node.input and node.input[0] not in gir.vars \
+            and node.input[0] not in consts and all(i in consts for i in node.input[1:] if i):
+        node = producer.get(node.input[0])
     if node is None or any(i and i not in gir.vars and i not in consts for i in node.input):
         return None
     return node.op_type
