@@ -57,3 +57,16 @@ class WrongGradBackend(EagerGradBackend):
 
     def compile_grad_module(self, module):
         return _WrongBackward(module)
+
+
+class SlowGradBackend(EagerGradBackend):
+    """Takes 2 simulated seconds to compile each model (fuzz/inprocess.py ``take``): a test's forward and
+    backward compile."""
+
+    name = "slowgrad-cpu"
+
+    def compile(self, model_bytes: bytes):
+        from nnfuzz.fuzz import inprocess
+
+        inprocess.take(2.0)
+        return super().compile(model_bytes)

@@ -26,8 +26,9 @@ def grad_campaign(out, backend, **kw):
     cls = getattr(grad_backends, backend)
     kw.setdefault("policy", GenPolicy(max_nodes=4, dtypes=["float32"], include=SAFE_OPS, seed=1))
     kw.setdefault("time_s", 60.0)
+    kw.setdefault("oracle", "grad")
     cc = CampaignConfig(backend=cls.name, backend_options={}, backend_path=f"grad_backends:{backend}", out=out,
-                        ui="plain", executor="inprocess", probe=False, reduce=False, oracle="grad", **kw)
+                        ui="plain", executor="inprocess", probe=False, reduce=False, **kw)
     return run_campaign(cc), cc
 
 
@@ -145,3 +146,12 @@ def test_training_mode_batch_norm_is_generated_for_gradients_and_its_running_sta
     assert "BatchNormTraining" in ops, ops
     counters, _ = grad_campaign(tmp_path / "wrong", "WrongGradBackend", max_tests=2, policy=policy, rerun=False)
     assert counters.verdicts["inconsistency"] == 2
+
+
+def test_a_gradient_test_may_take_three_times_the_test_timeout(tmp_path):
+    """A forward and a backward graph to compile: 2 s of compile within fuzz.test_timeout=1 is no hang
+    (nor a slow run) for oracle=grad, where oracle=reference confirms it as slow."""
+    counters, _ = grad_campaign(tmp_path / "grad", "SlowGradBackend", max_tests=2, test_timeout=1.0)
+    assert counters.verdicts["pass"] == 2 and counters.slow == 0 and counters.bugs_saved == 0, counters
+    counters, _ = grad_campaign(tmp_path / "ref", "SlowGradBackend", max_tests=2, test_timeout=1.0, oracle="reference")
+    assert counters.slow == 2, counters
