@@ -155,3 +155,12 @@ def test_a_gradient_test_may_take_three_times_the_test_timeout(tmp_path):
     assert counters.verdicts["pass"] == 2 and counters.slow == 0 and counters.bugs_saved == 0, counters
     counters, _ = grad_campaign(tmp_path / "ref", "SlowGradBackend", max_tests=2, test_timeout=1.0, oracle="reference")
     assert counters.slow == 2, counters
+
+
+def test_an_op_tf_has_no_gradient_for_is_unsupported_not_a_bug():
+    """TF registers no gradient for TruncateMod (nnfuzz's Fmod), torch has one: xla-cpu and tf-cpu say so."""
+    from nnfuzz.backends.known import classify
+
+    for engine in ("xla", "tf"):
+        known = classify(engine, "LookupError: gradient registry has no entry for: TruncateMod")
+        assert known is not None and known.kind == "unsupported" and "no gradient" in known.note
