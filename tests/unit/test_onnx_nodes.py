@@ -69,3 +69,14 @@ def test_only_a_fault_rounding_cannot_explain_is_searched_for_a_cut():
     iref = {"v1": np.zeros((3, 1), np.int32)}
     assert unexplained_by_rounding(ints, {"v1": np.ones((3, 1), np.int32)}, iref, TOL)
     assert not unexplained_by_rounding(ints, {"v1": np.zeros((3, 1), np.int32)}, iref, TOL)
+
+
+def test_parameters_computed_from_shapes_do_not_hide_the_node():
+    """A Resize whose sizes are computed from the input's Shape is the Resize; an Add of x and a value
+    computed from x is not one node's work."""
+    sizes = _model([helper.make_node("Shape", ["x"], ["_shap1"]), helper.make_node("Mul", ["_shap1", "two"], ["_mul2"]),
+                    helper.make_node("Resize", ["x", "", "", "_mul2"], ["v0"])],
+                   [numpy_helper.from_array(np.array([1, 2], np.int64), "two")])
+    assert single_op(GIR, sizes, "v0") == "Resize"
+    valued = _model([helper.make_node("Sigmoid", ["x"], ["_sigm1"]), helper.make_node("Add", ["x", "_sigm1"], ["v0"])])
+    assert single_op(GIR, valued, "v0") is None
