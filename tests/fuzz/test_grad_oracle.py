@@ -164,3 +164,19 @@ def test_an_op_tf_has_no_gradient_for_is_unsupported_not_a_bug():
     for engine in ("xla", "tf"):
         known = classify(engine, "LookupError: gradient registry has no entry for: TruncateMod")
         assert known is not None and known.kind == "unsupported" and "no gradient" in known.note
+
+
+def test_a_malformed_gradient_record_is_a_malformed_folder(tmp_path):
+    import shutil
+
+    from nnfuzz.materialize.portable import pack, unpack
+    from nnfuzz.triage.folder import BugFolderError
+
+    out = tmp_path / "bugs"
+    grad_campaign(out, "WrongGradBackend", max_tests=1, rerun=False)
+    folder = tmp_path / "bad"
+    shutil.copytree(folders(out)[0], folder)
+    gir, weights = unpack((folder / "model.gir").read_bytes())
+    (folder / "model.gir").write_bytes(pack(gir.dumps(), weights, None, {"outputs": "v0"}))
+    with pytest.raises(BugFolderError, match="malformed gradient record"):
+        load_bug(folder)
