@@ -69,6 +69,11 @@ class BugMeta:
     # oracle=grad: outputs and wrt (what was differentiated), upstream (oracle.pkl's inputs holding the upstream
     # gradients), gradients (its outputs holding the expected gradients), failed ("forward" | "backward" | null)
     grad: Optional[dict] = None
+    # written by the user: what the bug is, in a sentence (the report shows it); optional, additive, no schema bump
+    note: Optional[str] = None
+    # when it was first seen: at (UTC, ISO 8601), campaign ({seed, started} of the campaign that saved it), t
+    # (seconds into that campaign); kept folders saved before it: at and source (where the date comes from)
+    found: Optional[dict] = None
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
 
@@ -123,6 +128,10 @@ class BugMeta:
         if meta.grad is not None and not (isinstance(meta.grad, dict) and isinstance(meta.grad.get("outputs"), list)
                                           and isinstance(meta.grad.get("wrt"), list)):
             raise BugFolderError(f"{where}: grad={meta.grad!r} must be an object with outputs and wrt (lists of names)")
+        if meta.note is not None and not isinstance(meta.note, str):
+            raise BugFolderError(f"{where}: note={meta.note!r} must be a string (a sentence saying what the bug is)")
+        if meta.found is not None and not (isinstance(meta.found, dict) and isinstance(meta.found.get("at"), str)):
+            raise BugFolderError(f"{where}: found={meta.found!r} must be an object with 'at' (an ISO 8601 UTC time)")
         if meta.migration is not None:
             check_migration(meta.migration, where)
         if meta.migration is None or meta.export is not None:
