@@ -108,6 +108,9 @@ class Backend:
     int64_bits: ClassVar[int] = BackendInfo.int64_bits
     unoptimized: ClassVar[Optional[Dict]] = BackendInfo.unoptimized
     threads: ClassVar[int] = BackendInfo.threads
+    # Whether it runs a gradient test's payload (oracle=grad: the forward and the backward, returning the
+    # gradients as outputs; materialize/torch/grad.py).
+    gradients: ClassVar[bool] = False
 
     # What the system knows about itself, read by the consumers through the class (a subclass extends
     # its parent's tuples: ``known = Parent.known + (...)``). None of it imports the framework.

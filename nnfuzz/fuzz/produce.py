@@ -36,6 +36,7 @@ class Produced:
     rewrite_bytes: Optional[bytes] = None  # oracle=metamorphic: the rewritten ONNX model
     rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
+    grad: Optional[Dict] = None          # oracle=grad: what is differentiated (GradSpec.to_json(), in the payload)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -47,7 +48,7 @@ class Produced:
             return self.model_bytes
         from nnfuzz.materialize.portable import pack
 
-        return pack(self.gir_text, self.weights, self.seed if fmt == "relax" else None)
+        return pack(self.gir_text, self.weights, self.seed if fmt == "relax" else None, self.grad)
 
     def relax_lowerable(self) -> bool:
         """Whether every op of the graph has a Relax lowering (a migrated test has no graph: False)."""
