@@ -95,7 +95,10 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
             e.kind, e.note = "dtype", f"{got.dtype}, the graph declares {dt.value}"
         elif not dt.is_float:
             want = _cast(want, dt)
-            if band is None:
+            steps = op.accuracy.steps  # an integer on a quantization grid may be that many steps off
+            if band is None and steps:
+                differ = int(np.sum(np.abs(want.astype(np.int64) - got.astype(np.int64)) > steps))
+            elif band is None:
                 differ = int(np.sum(want != got))
             else:  # either end of the band, or the exact value between them (a Cast to bool of a widened 0),
                 # in either order once cast (-0.5 and 0.0 cast to bool read True, False)
@@ -105,7 +108,8 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
                 differ = int(np.sum((got < lo) | (got > hi)))
             e.ulps = float(differ)
             if differ:
-                e.kind, e.note = "values", f"{differ}/{got.size} elements differ"
+                e.kind, e.note = "values", f"{differ}/{got.size} elements differ" + (f" by more than {steps} "
+                                                                                      "quantization step" if steps else "")
         else:
             _judge_float(e, want, got.astype(np.float64), band and (band[0][k], band[1][k]), scale_in)
     return res
