@@ -44,3 +44,26 @@ def test_the_twin_allows_a_step_at_a_tie_and_not_elsewhere():
             got[k] += np.float32(sign * SCALE)
             verdict = compare({name: want}, {name: got}, twin=o.output_f64, jitter=o.output_f64_jitter)
             assert verdict.is_bug is (not ok), (k, sign, verdict.summary)
+
+
+def test_a_value_quantized_next_may_be_off_by_a_step_of_that_quantization():
+    """openvino-cpu computes a Clip between DQ and Q on the integer grid (it moves the dequantization past
+    the Clip and rounds the bound 1.0 to 30 steps of 0.033: 0.991); the Q after it is then at most one step
+    off, which the Q's spec allows. The same error on a value nothing quantizes is the system's fault."""
+    from nnfuzz.ops.select.spec import Clip
+    from nnfuzz.triage.local_error import scan
+
+    dq = Q.DequantizeLinear(scale=0.033035, zero_point=152, axis=None)
+    clip = Clip(min=-6.0, max=1.0)
+    after = Q.QuantizeLinear(to=DType.uint8, scale=0.0188926, zero_point=255, axis=None)
+    x = np.array([183, 190, 150], dtype=np.uint8)
+    quantized = chain(dq, clip, after, shape=(3,), dtype=DType.uint8)
+    got = {"v0": (x.astype(np.float64) - 152) * np.float32(0.033035), "v1": None, "v2": None}
+    got["v0"] = got["v0"].astype(np.float32)
+    got["v1"] = np.minimum(got["v0"], np.float32(30 * 0.033035))  # the bound on the grid
+    got["v2"] = np.full(3, 255, np.uint8)
+    got["v2"][2] = np.uint8(np.clip(np.rint(got["v1"][2] / np.float32(0.0188926)) + 255, 0, 255))
+    assert scan(quantized, {}, {"x": x}, got).root is None
+    plain = chain(dq, clip, shape=(3,), dtype=DType.uint8)
+    root = scan(plain, {}, {"x": x}, {k: got[k] for k in ("v0", "v1")}).root
+    assert root is not None and root.op == "Clip" and root.var == "v1"

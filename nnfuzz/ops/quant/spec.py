@@ -86,6 +86,12 @@ class QuantizeLinear(_PerAxis):
         (x,) = inputs
         return [in_range(self.zero_point, self.to)] + self._axis_requires(x)
 
+    def input_allowance(self) -> float:
+        """How far the float value it quantizes may be off (absolute): ``accuracy.steps`` of its largest
+        scale. A system may compute the op before a Q on the integer grid (OpenVINO moves the dequantize
+        past a Clip and rounds its bounds to the grid); the Q's result is then at most that many steps off."""
+        return self.accuracy.steps * max(per_axis_scales(self.scale, 1) if self.axis is not None else [self.scale])
+
     def type_transfer(self, inputs):
         return [AbsTensor(inputs[0].shape, self.to)]
 
