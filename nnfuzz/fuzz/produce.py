@@ -110,7 +110,9 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         gir, start = generate_for_search(qdq or policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
         if qdq is not None:
-            gir, start, p.rec["quantized"] = _quantized(gir, start, seed)
+            gir, start, summary = _quantized(gir, start, seed)
+            if summary is not None:  # (none: nothing in the graph was quantizable)
+                p.rec["quantized"] = summary
     except ConstraintError as e:
         p.error = ("no-graph", str(e))
         return p

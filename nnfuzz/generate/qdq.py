@@ -25,17 +25,9 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.gir import GraphIR, Inst
 
 F32 = DType.float32
-# the ops quantization tools put between DQ and Q (by nnfuzz op name)
-COMPUTE = {"Conv1d", "Conv2d", "Conv3d", "MatMul", "Gemm", "Linear", "Add", "Mul", "AvgPool1d", "AvgPool2d",
-           "AvgPool3d", "GlobalAvgPool", "Concat", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
-           "HardSwish", "Gelu", "Softplus", "Clip"}
-# ops whose output keeps the input's quantization (the tools' "same scale" ops: a system may drop their QDQ)
-SAME_SCALE = {"MaxPool1d", "MaxPool2d", "MaxPool3d", "GlobalMaxPool", "Transpose", "Reshape", "Flatten",
-              "Squeeze", "Unsqueeze", "Permute", "Slice", "Split", "DepthToSpace", "SpaceToDepth"}
-QDQ_OPS = COMPUTE | SAME_SCALE
-# weights read per output channel: op name -> (input index, axis) (Conv: [O, C/g, *K]; Linear: W[N, K])
-PER_CHANNEL = {"Conv1d": (1, 0), "Conv2d": (1, 0), "Conv3d": (1, 0), "Linear": (1, 0), "MatMul": (1, -1)}
-SHARED_INPUTS = {"Add", "Concat"}
+# Which ops are quantized, and how, is data on each op's spec (``AbsOpBase.qdq``, ``qdq_weight``): "compute"
+# ops sit between DQ and Q, "same" ops (data movement) keep their input's scale, a ``qdq_weight`` names the
+# weight input quantized per output channel.
 QDQ_WEIGHT = 4.0  # op weight of the QDQ ops in a quantized graph's generation (1: as often as the others)
 
 
@@ -52,13 +44,14 @@ def quantized_draw(policy, share: float, seed: int, ops) -> Optional[object]:
     """The policy to generate a QDQ graph from, when ``seed`` draws one (a ``share`` of seeds, ``ops``
     holding QuantizeLinear and DequantizeLinear); None: a plain graph. Its tensors are float32 (and the
     int64/bool an index needs) and the QDQ ops are drawn ``QDQ_WEIGHT`` times as often."""
-    names = {c.name for c in ops}
-    if share <= 0 or not {"QuantizeLinear", "DequantizeLinear"} <= names or "float32" not in policy.dtypes:
+    from nnfuzz.ops.quant.spec import DequantizeLinear, QuantizeLinear
+
+    if share <= 0 or not {QuantizeLinear, DequantizeLinear} <= set(ops) or "float32" not in policy.dtypes:
         return None
     if np.random.default_rng([int(seed), 0x0D0]).random() >= share:
         return None
     dtypes = [d for d in ("float32", "int64", "bool") if d in policy.dtypes]
-    weights = {**{n: QDQ_WEIGHT for n in QDQ_OPS if n in names}, **policy.op_weights}
+    weights = {**{c.name: QDQ_WEIGHT for c in ops if c.qdq}, **policy.op_weights}
     return dataclasses.replace(policy, dtypes=dtypes, op_weights=weights)
 
 
@@ -93,14 +86,14 @@ class _Writer:
 
     def visit(self, inst: Inst) -> None:
         ins = [self.cur.get(v, v) for v in inst.inputs]
-        name = inst.op.name
+        op = inst.op
         floats = [k for k, v in enumerate(ins) if self.vars[v].dtype is F32]
-        if name not in QDQ_OPS or not floats or any(self.vars[o].dtype is not F32 for o in inst.outputs):
+        if op.qdq is None or not floats or any(self.vars[o].dtype is not F32 for o in inst.outputs):
             self.insts.append(Inst(inst.op, ins, list(inst.outputs)))
             return
         self.nodes += 1
         shared = None
-        if name in SHARED_INPUTS and len(floats) > 1 and self.rng.random() < 0.5:
+        if op.qdq_weight is None and len(floats) > 1 and self.rng.random() < 0.5:  # Add, Mul, Concat
             fresh = [inst.inputs[k] for k in floats if inst.inputs[k] not in self.dq]
             shared = self._calibrated(fresh) if fresh else None
         for k in floats:
@@ -108,12 +101,12 @@ class _Writer:
             if ins[k] in self.dq_outputs:
                 continue  # already dequantized (the output of a quantized node)
             if src not in self.dq:
-                qp = shared or self._weight_params(name, k, src) or self._calibrated([src])
+                qp = shared or self._weight_params(op, k, src) or self._calibrated([src])
                 self._pair(src, ins[k], qp)
             ins[k] = self.dq[src][0]
         self.insts.append(Inst(inst.op, ins, list(inst.outputs)))
         for o in inst.outputs:
-            qp = self.dq[inst.inputs[floats[0]]][1] if name in SAME_SCALE else self._calibrated([o])
+            qp = self.dq[inst.inputs[floats[0]]][1] if op.qdq == "same" else self._calibrated([o])
             if qp.axis is not None:  # a per-channel input's scale does not carry over to the output
                 qp = self._calibrated([o])
             self._pair(o, o, qp)
@@ -139,15 +132,16 @@ class _Writer:
             name = f"{hint}{k}"
         return name
 
-    def _weight_params(self, op_name: str, k: int, var: str) -> Optional[QParams]:
-        """Int8 symmetric quantization of a weight read as one (input 1 of a Conv, MatMul, Gemm or Linear; per
-        channel where the op and the draw say so); other weights are quantized as activations, as the tools do."""
-        if var not in self.gir.weights or k != 1 or (op_name not in PER_CHANNEL and op_name != "Gemm"):
+    def _weight_params(self, op, k: int, var: str) -> Optional[QParams]:
+        """Int8 symmetric quantization of a weight read as one (the op's ``qdq_weight`` input: a Conv's, MatMul's,
+        Gemm's or Linear's; per channel along its axis where the draw says so); other weights are quantized as
+        activations, as the tools do."""
+        if var not in self.gir.weights or op.qdq_weight is None or op.qdq_weight[0] != k:
             return None
         v = self._values(var)
-        where = PER_CHANNEL.get(op_name)
-        if self.per_channel and where is not None and where[0] == k and v.ndim >= 2:
-            axis = where[1] % v.ndim
+        axis = op.qdq_weight[1]
+        if self.per_channel and axis is not None and v.ndim >= 2:
+            axis = axis % v.ndim
             mags = np.abs(np.moveaxis(v, axis, 0).reshape(v.shape[axis], -1)).max(axis=1)
             scales = tuple(_scale(m * self._widen() / 127.0) for m in mags)
             return QParams(DType.int8, scales, 0, axis)

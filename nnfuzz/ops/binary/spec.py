@@ -61,6 +61,7 @@ class BinaryOp(AbsOpBase, abstract=True):
 # ---- arithmetic ----------------------------------------------------------------------------------
 
 class Add(BinaryOp):
+    qdq = "compute"
     pass
 
 
@@ -69,6 +70,7 @@ class Sub(BinaryOp):
 
 
 class Mul(BinaryOp):
+    qdq = "compute"
     pass
 
 
