@@ -164,8 +164,10 @@ class _Writer:
         return np.where(np.isfinite(v), v, 0.0)
 
     def _widen(self) -> float:
-        """The calibrated range's factor: mostly as seen, sometimes wider, sometimes clipped."""
-        return float(self.rng.choice([1.0, 1.0, 1.25, 0.8]))
+        """The calibrated range's factor: as seen, a little wider, or clipped (saturating some values), drawn
+        from a continuum so that two scales are in no simple ratio (a ratio of 5/4 makes a quarter of a
+        requantization's results exact ties, which no calibration gives)."""
+        return float(self.rng.choice([1.0, self.rng.uniform(1.0, 1.3), self.rng.uniform(0.75, 1.0)]))
 
 
 def _scale(s: float) -> float:

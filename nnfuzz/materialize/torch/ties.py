@@ -6,7 +6,7 @@ A tie rule is ``fn(inputs, out, margin, side) -> out``, registered per op class 
 ``@tie_rule(OpClass, ...)`` (or ``tie_rule(OpClass)(fn)``) in the family's
 ``nnfuzz/ops/<family>/search.py``; ``compare`` and ``shifted`` build the common ones. A rule that needs
 the op's attributes (a quantization scale) is registered with ``with_op=True`` and called as
-``fn(op, inputs, outs, margin, side) -> outs``, whatever its inputs' dtypes (a requantizing integer kernel
+``fn(op, inputs, outs, margin, side, rng) -> outs``, whatever its inputs' dtypes (a requantizing integer kernel
 rounds too).
 """
 from __future__ import annotations
@@ -45,12 +45,15 @@ def shifted(fn):
     return apply
 
 
-def flip_ties(op, xs, outs, eps: float, side: int):
-    """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule)."""
+def flip_ties(op, xs, outs, eps: float, side: int, rng=None):
+    """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule). A
+    rule ``with_op`` also gets ``rng`` (the twin run's generator, or None) and may resolve each element's tie
+    to a side of its own: a system rounds each near tie its own way, and a sum over several of them moves
+    furthest when they go different ways."""
     load_aspect("search")
     fn = TIES.lookup(type(op))
     if fn is not None and xs and getattr(fn, "with_op", False):
-        return list(fn(op, xs, outs, eps, side))
+        return list(fn(op, xs, outs, eps, side, rng))
     if fn is None or not xs or not xs[0].is_floating_point():
         return outs
     return [fn(xs, outs[0], eps, side)] + list(outs[1:])
