@@ -131,6 +131,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     from nnfuzz.triage.judging import err_log
     from nnfuzz.triage.meta import write_meta
     from nnfuzz.triage.node_deletion import Candidate
+    from nnfuzz.triage.rootcause import reduced_note
     from nnfuzz.triage.shrink import total_elements
 
     original, model, v = GraphIR.loads(bug.gir_text), check.model, check.verdict
@@ -141,7 +142,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     if meta.export is not None and model.export is not None:  # the spellings of the nodes the reduced graph kept
         meta = meta.replace(export=model.export.record(model.spellings))
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
-    note = f"[reduced from {before} to {best.gir.n_nodes} nodes]\n".encode()
+    note = f"{reduced_note(before, best.gir.n_nodes)}\n".encode()
     writers = {
         MODEL_FILES[bug.format]: write_bytes(model_payload(best.gir, best.weights, model.onnx, bug.format)),
         "gir.json": write_bytes(best.gir.dumps().encode()),

@@ -10,6 +10,7 @@ crash stays as the system reports it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Callable, Optional
 
 import numpy as np
@@ -26,6 +27,22 @@ def named_instruction(gir: GraphIR, onnx_model, op: str) -> Optional[int]:
             if k is not None:
                 return k
     return next((k for k, inst in enumerate(gir.insts) if inst.op.name == op), None)
+
+
+def instruction_named_in(text: str, gir: GraphIR, onnx_model) -> Optional[int]:
+    """The instruction of the ONNX node an error names by a quoted node or output name (OpenVINO's "[CPU]
+    Interpolate node with name 'v1' only supports ...": its nodes take their ONNX output's name), or None."""
+    from nnfuzz.triage.onnx_nodes import instruction_of
+
+    if onnx_model is None:
+        return None
+    quoted = set(re.findall(r"'([^'\s]+)'", text))
+    for node in onnx_model.graph.node:
+        if quoted & ({node.name} | set(node.output)):
+            k = instruction_of(gir, onnx_model, node)
+            if k is not None:
+                return k
+    return None
 
 
 def prefix(gir: GraphIR, k: int) -> GraphIR:
@@ -47,12 +64,13 @@ def prefix(gir: GraphIR, k: int) -> GraphIR:
 
 
 def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
-                     run: Callable, export=True, widened=()) -> Optional[dict]:
-    """BugMeta.root_cause for a crash at ``failing_op`` (the op the system's error names), or None."""
+                     run: Callable, export=True, widened=(), at: Optional[int] = None) -> Optional[dict]:
+    """BugMeta.root_cause for a crash at ``failing_op`` (the op the system's error names), or at
+    instruction ``at`` (the node it names), or None."""
     from nnfuzz.materialize.model import build_model
     from nnfuzz.triage.local_error import scan
 
-    k = named_instruction(gir, onnx_model, failing_op) if failing_op else None
+    k = at if at is not None else named_instruction(gir, onnx_model, failing_op) if failing_op else None
     if not k:
         return None
     head = prefix(gir, k)
@@ -81,7 +99,9 @@ def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs,
     if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
         return None
     op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)
-    if not op:
+    model, gir = onnx.load_model_from_string(model_bytes), GraphIR.loads(gir_text)
+    at = None if op else instruction_named_in(err_text or str(meta.summary), gir, model)
+    if not op and at is None:
         return None
-    model = onnx.load_model_from_string(model_bytes)
-    return crash_root_cause(GraphIR.loads(gir_text), weights, inputs, model, op, run, meta.export_spec(), widened)
+    named = op or gir.insts[at].op.name
+    return crash_root_cause(gir, weights, inputs, model, named, run, meta.export_spec(), widened, at)

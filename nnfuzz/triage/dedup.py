@@ -32,10 +32,12 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 7  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 8  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
-# 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype
+# 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
+# 8: a rank in a name (Resize2D, resize3d) is a number, a system's name for an ONNX op is that op (resize2d:
+# Resize), and reduction's note in err.log is not part of the message
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -48,6 +50,7 @@ _NORMALIZE = [
     # (onnx.backend.test.case.node): the test's name is in every one, one root cause per test otherwise
     (re.compile(r"\b[A-Z][A-Za-z0-9]*_test_\w+"), "<node>"),
     (re.compile(r"(Operation name: )\S+"), r"\1<node>"),                   # OpenVINO's CPU plugin: any IR name
+    (re.compile(r"(?<=[A-Za-z])\d(?=[dD]\b)"), "<n>"),                  # ranks in names: Resize2D, conv3d
     (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
     (re.compile(r"\s+"), " "),
 ]
@@ -78,7 +81,7 @@ def signature(meta, err_log: str = "") -> str:
         if term is not None:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
         root = meta.root_cause
-        if root and root.get("method") == "local-error":
+        if root and root.get("method") in ("local-error", "cut"):
             return f"{system} | inconsistency | {_root_op(root)} | {root.get('kind')}"
         node = meta.first_divergent_node
         if node:

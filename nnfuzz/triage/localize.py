@@ -7,8 +7,10 @@ The graph is rebuilt with every intermediate value as an output and run on the s
   "local-error"). When every node is within its budget, the disagreement is rounding noise grown
   downstream (``Localization.noise``), not a bug.
 - Exposing every value can change what a compiler computes (fusion across the cut is no longer
-  possible): when the exposed run's outputs no longer show what the test's run showed, the root cause
-  falls back to the *first divergent node* below (method "first-divergence").
+  possible): when the exposed run's outputs no longer show what the test's run showed, the root cause is
+  the node whose output, exposed alone, makes a fault that rounding cannot explain vanish (nnfuzz/triage/fusion_cut.py,
+  method "cut", kind "fused"); otherwise it falls back to the *first divergent node* below
+  (method "first-divergence").
 - The first divergent node: the first node whose output differs between the system and torch (the
   reference framework). At that node the numpy reference (nnfuzz/reference) decides who is wrong:
   it agrees with torch and not with the system -> ``system-under-test``; with the system and not with
@@ -62,6 +64,15 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     if check.got is None:
         return Localization(None, "undecided", check.note)
     first = _first_divergence(gir, weights, inputs, check, tol)
+    if check.changed:
+        from nnfuzz.triage.fusion_cut import cut_root, unexplained_by_rounding
+
+        ref = check.model.oracle.output
+        searched = unexplained_by_rounding(gir, original, {o: ref[o] for o in gir.outputs}, tol)
+        cut = cut_root(gir, weights, inputs, run, tol, export) if searched else None
+        if cut is not None:
+            return dataclasses.replace(first, root_cause=cut, blame="system-under-test",
+                                       note=f"{check.note}; {cut['note']}")
     if check.local is not None and check.local.root is not None:  # its own error proves the system wrong there
         root = check.local.root
         return dataclasses.replace(first, root_cause=root.to_meta(), blame="system-under-test",
@@ -75,7 +86,9 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     node = first.first_divergent_node
     fallback = None if node is None else {**{k: node[k] for k in ("op", "dtype", "index", "var")},
                                           "op": str(node["op"]).split("(")[0], "kind": None,
-                                          "method": "first-divergence", "note": check.note}
+                                          "method": "first-divergence",
+                                          "note": check.note + ("; no single cut removes it: the first divergent "
+                                                                "node stands in" if check.changed else "")}
     return dataclasses.replace(first, root_cause=fallback, note=f"{first.note}; {check.note}".strip("; "))
 
 
@@ -87,6 +100,7 @@ class LocalCheck:
     got: Optional[Dict[str, np.ndarray]] = None
     local: Optional[LocalErrors] = None
     note: str = ""
+    changed: bool = False  # exposing every value changed what the system computes
 
     @property
     def noise(self) -> bool:
@@ -110,7 +124,7 @@ def local_check(gir: GraphIR, weights, inputs, run, tolerances, export=True, ori
                        tolerances)
         if same.is_bug:
             return LocalCheck(model, got, None, "exposing every value changed what the system computes "
-                                                f"({same.summary}): the first divergent node stands in")
+                                                f"({same.summary})", changed=True)
     local = scan(gir, weights, inputs, got, widened)
     if local.root is not None:
         local.root.name_by_model(gir, getattr(model, "onnx", None))

@@ -26,14 +26,34 @@ def instruction_of(gir, onnx_model, node) -> Optional[int]:
     return None
 
 
+# Nodes that only reshape what one other node computed (a LogSumExp with keepdims=0 may be spelled
+# ReduceLogSumExp(keepdims=1) then Squeeze): the computing node names the instruction
+_RESHAPING = frozenset({"Squeeze", "Unsqueeze", "Reshape", "Identity"})
+
+
 def single_op(gir, onnx_model, var: str) -> Optional[str]:
-    """The type of the one ONNX node that computes ``var`` from GraphIR vars and constants alone (nnfuzz's
-    Softshrink written as one Shrink), or None when its lowering takes several nodes."""
+    """The type of the one ONNX node that computes ``var`` from GraphIR vars (nnfuzz's Softshrink written as
+    one Shrink), seen through nodes that only reshape its output (Squeeze, ...); its other inputs may be
+    computed from constants and shapes alone (a Resize whose sizes are computed from Shape). None when the
+    lowering takes several nodes that compute on values."""
     if onnx_model is None:
         return None
     graph = onnx_model.graph
     consts = {o for n in graph.node if n.op_type == "Constant" for o in n.output} | {t.name for t in graph.initializer}
-    node = next((n for n in graph.node if var in n.output), None)
-    if node is None or any(i and i not in gir.vars and i not in consts for i in node.input):
+    producer = {o: n for n in graph.node for o in n.output}
+
+    def parameter(name: str, depth: int = 0) -> bool:  # from constants and shapes, not from any value
+        if not name or name in consts:
+            return True
+        node = producer.get(name)
+        if name in gir.vars or node is None or depth > 32:
+            return False
+        return node.op_type in ("Shape", "Size") or all(parameter(i, depth + 1) for i in node.input)
+
+    node = producer.get(var)
+    while node is not None and node.op_type in _RESHAPING and node.input and node.input[0] not in gir.vars \
+            and not parameter(node.input[0]) and all(parameter(i) for i in node.input[1:]):
+        node = producer.get(node.input[0])
+    if node is None or any(i and i not in gir.vars and not parameter(i) for i in node.input):
         return None
     return node.op_type

@@ -54,7 +54,7 @@ def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
     from nnfuzz.triage.dedup import signature
     from nnfuzz.triage.repro import NOT_REPRODUCED, OTHER_FAILURE, REPRODUCED, replay
 
-    r = replay(bug, sandbox, tolerances)
+    r = replay(bug, sandbox, tolerances, relocalize=True)
     if r.outcome == OTHER_FAILURE and r.verdict.label == bug.meta.symptom:
         r = dataclasses.replace(r, outcome=REPRODUCED)  # the same symptom: re-signing is what a recheck is for
     row = {"id": bug.path.name, "outcome": r.outcome, "before": before}

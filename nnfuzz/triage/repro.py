@@ -42,10 +42,11 @@ def recorded_signature(bug) -> str:
     return signature(bug.meta, read_err_log(bug.path))
 
 
-def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
+def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool = False) -> Replay:
     """Run ``bug`` on ``sandbox`` (started) and compare with what was recorded. ``same_system``: the
     sandbox runs the recorded system (else the signature names another system and only the symptom
-    is compared)."""
+    is compared). ``relocalize``: the replay's meta takes the localization found now even where the
+    folder recorded none (``nnfuzz dedup --recheck``)."""
     from nnfuzz.materialize.model import ReferenceData
     from nnfuzz.triage.bugstore import bug_payload
     from nnfuzz.triage.judging import Judged, bug_signature, judge_run, replay_meta, settle_locally
@@ -67,7 +68,8 @@ def replay(bug, sandbox, tolerances, same_system: bool = True) -> Replay:
         return Replay(NOT_REPRODUCED, v, want, None, info.version)
     # a folder saved without a divergent node or root cause (its localization was cut by the campaign's
     # time bound, or failed) is compared on the same footing: the replay keeps that record
-    localized = (bug.meta.first_divergent_node is not None or bug.meta.root_cause is not None) and bug.meta.rewrite is None
+    localized = (relocalize or bug.meta.first_divergent_node is not None or bug.meta.root_cause is not None) \
+        and bug.meta.rewrite is None
     now = replay_meta(bug.meta.replace(system=info.name), judged, res,
                       (lambda: loc.to_meta()) if localized and loc is not None else None)
     # a folder saved before root causes (meta.json schema < 6) is compared on its own footing; `nnfuzz dedup

@@ -18,7 +18,13 @@ import re
 from typing import Optional, Tuple
 
 WORKER_OUTPUT = "--- worker output ---"  # err.log's section with what the sandbox worker printed
-_TRACEBACK = (r"Traceback .*", r"\s*File .*")  # Python's own lines, never the message
+_REDUCED = "[reduced from {} to {} nodes]"  # the line reduction appends to a reduced folder's err.log
+# Python's own lines and nnfuzz's reduction note: never the system's message
+_TRACEBACK = (r"Traceback .*", r"\s*File .*", re.escape(_REDUCED).replace(r"\{\}", r"\d+"))
+
+
+def reduced_note(before: int, after: int) -> str:
+    return _REDUCED.format(before, after)
 
 
 class _Patterns:
@@ -50,11 +56,27 @@ def _patterns(system: Optional[str] = None) -> _Patterns:
     return _Patterns(system)
 
 
+@functools.lru_cache(maxsize=1)
+def _onnx_ops() -> dict:
+    import onnx.defs
+
+    return {s.name.lower(): s.name for s in onnx.defs.get_all_schemas_with_history() if not s.domain}
+
+
+def canonical_op(name: str) -> str:
+    """The ONNX op a system's own name for it stands for, where the name is the ONNX op's in other case,
+    or with a rank suffix (TVM's TOPI ``resize2d`` and ``resize3d`` are both the frontend's ``Resize``,
+    ``sign`` is ``Sign``): one fault reached through either name gives one signature. Other names stay."""
+    ops = _onnx_ops()
+    low = name.lower()
+    return ops.get(low) or ops.get(re.sub(r"\d+d$", "", low)) or name
+
+
 def failing_op(text: str, system: Optional[str] = None) -> str:
     for pattern in _patterns(system).ops:
         m = pattern.search(text)
         if m:
-            return m.group(1)
+            return canonical_op(m.group(1))
     return ""
 
 
