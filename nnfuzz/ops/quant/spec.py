@@ -33,6 +33,7 @@ KERNEL_TYPES = (U8, I8)         # the integer kernels' operands
 QRANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), I32: (-2 ** 31, 2 ** 31 - 1)}
 SCALES = (2.0 ** -7, 2.0 ** -5, 0.05, 0.1, 0.25)
 ZERO_POINTS = (0, 3, 100, 128, -20)
+KERNEL_ZERO_POINTS = (0, 3, 100, 127)  # valid for int8 and uint8 alike: the integer kernels take either
 ONE_STEP = Accuracy(0, steps=1)
 
 
@@ -173,7 +174,7 @@ class _IntegerMatMul(QuantOp, abstract=True):
 class MatMulInteger(_IntegerMatMul):
     accuracy = EXACT
     in_dtypes, out_dtypes = _kernel_rows(I32)
-    attr_choices = {"a_zero_point": ZERO_POINTS, "b_zero_point": ZERO_POINTS}
+    attr_choices = {"a_zero_point": KERNEL_ZERO_POINTS, "b_zero_point": KERNEL_ZERO_POINTS}
 
     def __init__(self, *, a_zero_point, b_zero_point):
         self.a_zero_point, self.b_zero_point = a_zero_point, b_zero_point
@@ -193,8 +194,8 @@ class QLinearMatMul(_IntegerMatMul):
     in_dtypes, out_dtypes = _kernel_rows(None)
     inp_ranks = [ranks(2, MATMUL_MAX_RANK), ranks(2, MATMUL_MAX_RANK)]
     out_ranks = [ranks(2, MATMUL_MAX_RANK)]
-    attr_choices = {"to": KERNEL_TYPES, "a_scale": SCALES, "a_zero_point": ZERO_POINTS, "b_scale": SCALES,
-                    "b_zero_point": ZERO_POINTS, "y_scale": SCALES, "y_zero_point": ZERO_POINTS}
+    attr_choices = {"to": KERNEL_TYPES, "a_scale": SCALES, "a_zero_point": KERNEL_ZERO_POINTS, "b_scale": SCALES,
+                    "b_zero_point": KERNEL_ZERO_POINTS, "y_scale": SCALES, "y_zero_point": KERNEL_ZERO_POINTS}
 
     def __init__(self, *, to, a_scale, a_zero_point, b_scale, b_zero_point, y_scale, y_zero_point):
         self.to = to
@@ -234,7 +235,7 @@ class _IntegerConv2d(ConvNd, abstract=True):
 class ConvInteger(_IntegerConv2d):
     accuracy = EXACT
     in_dtypes, out_dtypes = _kernel_rows(I32)
-    attr_choices = {"x_zero_point": ZERO_POINTS, "w_zero_point": ZERO_POINTS}
+    attr_choices = {"x_zero_point": KERNEL_ZERO_POINTS, "w_zero_point": KERNEL_ZERO_POINTS}
 
     def __init__(self, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups, *, x_zero_point,
                  w_zero_point):
@@ -249,8 +250,8 @@ class ConvInteger(_IntegerConv2d):
 class QLinearConv(_IntegerConv2d):
     accuracy = ONE_STEP
     in_dtypes, out_dtypes = _kernel_rows(None)
-    attr_choices = {"to": KERNEL_TYPES, "x_scale": SCALES, "x_zero_point": ZERO_POINTS, "w_scale": SCALES,
-                    "per_channel": (False, True), "y_scale": SCALES, "y_zero_point": ZERO_POINTS}
+    attr_choices = {"to": KERNEL_TYPES, "x_scale": SCALES, "x_zero_point": KERNEL_ZERO_POINTS, "w_scale": SCALES,
+                    "per_channel": (False, True), "y_scale": SCALES, "y_zero_point": KERNEL_ZERO_POINTS}
 
     def __init__(self, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups, *, to, x_scale,
                  x_zero_point, w_scale, per_channel, y_scale, y_zero_point):
