@@ -67,3 +67,26 @@ def test_a_value_quantized_next_may_be_off_by_a_step_of_that_quantization():
     plain = chain(dq, clip, shape=(3,), dtype=DType.uint8)
     root = scan(plain, {}, {"x": x}, {k: got[k] for k in ("v0", "v1")}).root
     assert root is not None and root.op == "Clip" and root.var == "v1"
+
+
+def test_the_twin_runs_every_quant_op():
+    """Each quant op's tie rule runs in the jittered twin runs (a QLinearMatMul's once raised TypeError and
+    stopped a campaign), and a one-op graph's twin is its reference where no tie is near."""
+    from nnfuzz.abstract import OP_REGISTRY
+    from nnfuzz.errors import ConstraintError
+    from nnfuzz.generate import generate_graph
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.materialize.model import add_twins
+
+    for cls in sorted((c for c in OP_REGISTRY.values() if c.family == "quant"), key=lambda c: c.name):
+        for seed in range(20):
+            try:
+                gir = generate_graph(GenPolicy(seed=seed, max_nodes=1, include=[cls.name], max_elems=64))
+            except ConstraintError:
+                continue
+            model = add_twins(build_model(gir, seed, export=False))
+            assert model.twin_note is None or model.twin_note == "", (cls.name, model.twin_note)
+            assert set(model.oracle.output_f64) == set(gir.outputs), cls.name
+            break
+        else:
+            raise AssertionError(f"no one-op graph of {cls.name}")

@@ -56,5 +56,5 @@ def _qlinear_conv(op, xs, outs, eps, side, rng=None):
     return [_requantized(acc * mult, op, eps, side, rng).to(outs[0].dtype)]
 
 
-def _requantized(v, op, eps, side):
+def _requantized(v, op, eps, side, rng):
     return QT._saturate(torch.round(_nudged(v, eps, side, rng)) + int(op.y_zero_point), op.to)
