@@ -10,7 +10,8 @@ Signatures:
   top three frames of a native backtrace;
 - inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
   whose own error passes its accuracy budget, triage/local_error.py; named as the system ran it where
-  its ONNX lowering is one node: Softshrink is Shrink) | the kind of error (shape, dtype, missing,
+  its ONNX lowering is one node: Softshrink is Shrink; a shape or dtype fault by the op family that
+  shares its shape rule: Reduce*) | the kind of error (shape, dtype, missing,
   non-finite, values, precision). One fault gives one signature however its error grows downstream,
   and in whichever dtypes it shows: meta.json keeps the dtype, the signature does not (issue 26's item 7
   measured that the dtype split one fault into a signature per dtype: inconsistency recall 0.15, 0.44
@@ -32,12 +33,13 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 8  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 9  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
 # 8: a rank in a name (Resize2D, resize3d) is a number, a system's name for an ONNX op is that op (resize2d:
-# Resize), and reduction's note in err.log is not part of the message
+# Resize), and reduction's note in err.log is not part of the message; 9: a shape or dtype root cause
+# names the op family that shares its shape rule (Reduce*)
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -103,9 +105,22 @@ def signature(meta, err_log: str = "") -> str:
     return " | ".join(parts + frames)
 
 
+# ONNX ops that share one definition of their output's shape and dtype (axes, keepdims), which each
+# system implements once for the family (OpenVINO's reduce shape inference, ignoring the axes attribute
+# below opset 18, showed in ReduceL1, ReduceLogSumExp, ReduceSum, ... as 16 signatures): a shape or dtype
+# fault of one of them is the family's. Values faults stay per op: each computes its own values.
+_SHAPE_FAMILIES = ((re.compile(r"Reduce[A-Z]\w*"), "Reduce*"), (re.compile(r"Arg(?:Max|Min)"), "ArgMax/ArgMin"),
+                   (re.compile(r"(?:Max|Average|Lp)Pool"), "MaxPool/AveragePool/LpPool"))
+_STRUCTURAL = ("shape", "dtype")
+
+
 def _root_op(root: dict) -> str:
-    """The root cause's op as the system ran it (its one ONNX node's type), else nnfuzz's op."""
-    return str(root.get("system_op") or root.get("op"))
+    """The root cause's op as the system ran it (its one ONNX node's type), else nnfuzz's op; for a shape
+    or dtype fault, the family that shares the op's shape rule."""
+    op = str(root.get("system_op") or root.get("op"))
+    if root.get("kind") in _STRUCTURAL:
+        op = next((name for pattern, name in _SHAPE_FAMILIES if pattern.fullmatch(op)), op)
+    return op
 
 
 def divergence(meta) -> str:
@@ -135,6 +150,7 @@ def index_store(root) -> dict:
     from nnfuzz.triage.bugstore import BUG_DIR, read_err_log
     from nnfuzz.triage.folder import BugFolderError
     from nnfuzz.triage.meta import read_meta
+    from nnfuzz.triage.rootcause import headline
 
     root = Path(root)
     groups: Dict[str, List[str]] = {}
@@ -152,6 +168,7 @@ def index_store(root) -> dict:
         rows.append({"id": folder.name, "signature": sig, "system": meta.system,
                      "symptom": meta.symptom, "op": representative_op(meta), "nodes": meta.nodes,
                      "blame": meta.blame, "flaky": bool(meta.flaky),
+                     "message": headline(str(meta.summary), err),
                      "status": "unique" if len(first) == 1 else f"duplicate of {first[0]}"})
     return {"version": SIGNATURE_VERSION, "bugs": len(rows), "unique": len(groups),
             "groups": [{"signature": s, "folders": f} for s, f in groups.items()], "rows": rows,
@@ -176,14 +193,20 @@ def _readme(index: dict) -> str:
         f"{index['bugs']} bug folders, {index['unique']} distinct signatures (written by `nnfuzz dedup`; "
         "folder format in docs/bug-format.md of nnfuzz; replay one with `nnfuzz repro <folder>`).",
         "",
-        "| id | status | system | symptom | op | nodes | blame | signature |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | status | system | symptom | op | nodes | blame | message | signature |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in index["rows"]:
         sig = r["signature"].replace("|", "/")
         lines.append(f"| {r['id']} | {r['status']}{' (flaky)' if r['flaky'] else ''} | {r['system']} | "
                      f"{r['symptom']} | {r['op']} | {r['nodes'] if r['nodes'] is not None else '-'} | "
-                     f"{r['blame'] or '-'} | `{sig}` |")
+                     f"{r['blame'] or '-'} | {_cell(r['message'])} | `{sig}` |")
     for b in index["unreadable"]:
-        lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | |")
+        lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | | |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """A message in a Markdown table cell: one line, no column bar, at most 160 characters."""
+    text = " ".join(str(text).split()).replace("|", "/")
+    return text if len(text) <= 160 else text[:159] + "…"

@@ -135,7 +135,7 @@ def test_index_store_groups_and_the_deduper_continues_it(tmp_path):
 def test_dedup_command_writes_index_and_readme(tmp_path, capsys):
     (tmp_path / "bugs").mkdir()
     root = store(tmp_path / "bugs", [crash("TypeError: x"), crash("TypeError: x")])
-    assert main(["dedup", str(root)]) == 0
+    assert main(["dedup", "--json", str(root)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out == {"bugs": 2, "unique": 1, "unreadable": 0, "index": str(root / "index.json"),
                    "readme": str(root / "README.md")}
@@ -208,3 +208,18 @@ def test_onnx_node_test_names_do_not_split_a_root_cause():
     # still told apart: another check, another op
     assert ov(OV_SCAN.format(t="X_test_a").replace("node_inputs.size() >= in_offset", "body_outputs.size() > 0")) != a
     assert ov(dyn.format(n="y").replace("ReduceSum", "Unsqueeze")) != ov(dyn.format(n="y"))
+
+
+def test_a_shape_fault_of_a_reduce_op_is_the_familys():
+    """OpenVINO ignores the axes attribute of every Reduce op below opset 18 (kept bugs 0011, 0014): one
+    shape fault, one signature, whichever reduce op drew it; a values fault stays the op's own."""
+    from nnfuzz.triage.meta import BugMeta
+
+    def sig(op, kind, symptom="inconsistency"):
+        root = {"op": op, "system_op": op, "kind": kind, "method": "local-error" if symptom == "inconsistency" else "prefix"}
+        return signature(BugMeta(system="openvino-cpu", symptom=symptom, stage="compile", root_cause=root))
+
+    assert sig("ReduceL1", "shape") == sig("ReduceLogSumExp", "shape") == "openvino-cpu | inconsistency | Reduce* | shape"
+    assert sig("ReduceL1", "shape", "crash") == sig("ReduceSum", "shape", "crash")
+    assert sig("ReduceL1", "values") != sig("ReduceLogSumExp", "values")
+    assert sig("ArgMax", "dtype") == sig("ArgMin", "dtype") != sig("Reduce", "dtype")
