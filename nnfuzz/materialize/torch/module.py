@@ -84,7 +84,7 @@ class GraphModule(torch.nn.Module):
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if jitter is not None and inst.inputs:
                 outs = flip_ties(inst.op, args, outs, 4 * JITTER.get(self.gir.vars[inst.inputs[0]].dtype, 0.0),
-                                 side=1 if self._jitter_runs % 2 else -1)
+                                 side=1 if self._jitter_runs % 2 else -1, rng=jitter)
             env.update((v, up(t, v, computed=True)) for v, t in zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 

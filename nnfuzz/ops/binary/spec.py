@@ -62,6 +62,7 @@ class BinaryOp(AbsOpBase, abstract=True):
 # ---- arithmetic ----------------------------------------------------------------------------------
 
 class Add(BinaryOp):
+    qdq = "compute"
     pass
 
 
@@ -70,6 +71,7 @@ class Sub(BinaryOp):
 
 
 class Mul(BinaryOp):
+    qdq = "compute"
     pass
 
 

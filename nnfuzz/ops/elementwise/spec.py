@@ -39,6 +39,7 @@ class UnaryNoBF16(UnaryOp, abstract=True):
 # ---- activations --------------------------------------------------------------------------------
 
 class Relu(UnaryOp):
+    qdq = "compute"
     accuracy = EXACT
     kinks = {0: AT_ZERO}
     in_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
@@ -54,6 +55,7 @@ class Relu6(UnaryOp):
 
 
 class Gelu(UnaryOp):
+    qdq = "compute"
     attr_choices = {"approximate": ("none", "tanh")}
 
     def __init__(self, *, approximate):
@@ -61,14 +63,17 @@ class Gelu(UnaryOp):
 
 
 class Sigmoid(UnaryOp):
+    qdq = "compute"
     pass
 
 
 class Tanh(UnaryOp):
+    qdq = "compute"
     pass
 
 
 class Softplus(UnaryNoBF16):
+    qdq = "compute"
     pass
 
 
@@ -95,11 +100,13 @@ class Selu(UnaryNoBF16):
 
 
 class HardSwish(UnaryNoBF16):
+    qdq = "compute"
     accuracy = Accuracy(3)
     kinks = {0: Kink(points=(-3.0, 3.0))}
 
 
 class HardSigmoid(UnaryNoBF16):
+    qdq = "compute"
     accuracy = Accuracy(2)
     kinks = {0: Kink(points=(-3.0, 3.0))}
 
@@ -107,6 +114,7 @@ class HardSigmoid(UnaryNoBF16):
 class LeakyRelu(UnaryOp):
     """Slopes are exact in float32: ONNX stores float attributes as float32, so 0.1 would make a
     float64 model compute with 0.10000000149 on the ONNX side and 0.1 in torch."""
+    qdq = "compute"
     accuracy = ROUNDED
     kinks = {0: AT_ZERO}
     attr_choices = {"negative_slope": (2.0 ** -7, 2.0 ** -3, 0.25, 0.5)}

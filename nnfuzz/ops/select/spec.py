@@ -28,6 +28,7 @@ class Clip(AbsOpBase):
     """min(max(x, min), max); shape and dtype kept. Bounds are integral so they also suit integer
     tensors; min == max (both 0) is allowed. uint8 is left out: the exporter casts a negative bound
     to uint8 (wrapping), which torch does not."""
+    qdq = "compute"
     accuracy = EXACT
     family = "select"
 
