@@ -33,6 +33,7 @@ class _InductorBackend(Backend):
     dynamic_forms = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)
+    gradients = True  # oracle=grad: it also runs the backward (backends/torch_grad.py)
     torch_device = "cpu"
 
     def __init__(self, cache_dir=None, mode=None, dynamic="unbacked", **options):
@@ -40,6 +41,7 @@ class _InductorBackend(Backend):
         self.choice("mode", mode, MODES)
         self.choice("dynamic", dynamic, DYNAMIC)
         self.dynamic = dynamic
+        self._graphs_before = 0  # dynamo's graph count when the last model's compile began (compiles)
         if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
             from nnfuzz.errors import ConfigError
 
@@ -83,11 +85,14 @@ class _InductorBackend(Backend):
 
     def compile(self, model_bytes: bytes):
         torch = self._torch
-        from nnfuzz.materialize.portable import unpack
+        from nnfuzz.backends.torch_grad import compile_grad
+        from nnfuzz.materialize.portable import grad_spec, unpack
         from nnfuzz.materialize.torch.module import GraphModule
         from nnfuzz.materialize.values import to_torch
 
         gir, weights = unpack(model_bytes)
+        if grad_spec(model_bytes) is not None:  # oracle=grad: the forward and the backward
+            return compile_grad(self, gir, weights, grad_spec(model_bytes))
         torch._dynamo.reset()
         self._graphs_before = _graphs_compiled()
         module = GraphModule(gir, weights).eval().to(self.torch_device)
@@ -104,8 +109,11 @@ class _InductorBackend(Backend):
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         torch = self._torch
+        from nnfuzz.backends.torch_grad import GradCompiled, run_grad
         from nnfuzz.materialize.values import to_numpy, to_torch
 
+        if isinstance(compiled, GradCompiled):
+            return run_grad(self, compiled, inputs)
         fn, gir = compiled
         xs = [to_torch(inputs[i], gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
         with torch.no_grad(), self._default_device():
@@ -117,6 +125,10 @@ class _InductorBackend(Backend):
         """The graphs dynamo compiled since this model's compile began: 1, plus one per recompilation a
         failed guard caused (dynamo's ``unique_graphs`` counter, which its ``reset`` leaves as it is)."""
         return _graphs_compiled() - self._graphs_before
+
+    def compile_grad_module(self, module):
+        """torch.compile of a gradient test's module (oracle=grad, backends/torch_grad.py)."""
+        return self._torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
 
     def _sync(self) -> None:
         pass

@@ -15,9 +15,9 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 7   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
-# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause;
-# 7: dynamic (a model with symbolic dims run at several shapes)
+SCHEMA_VERSION = 8   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
+# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause; 7: grad;
+# 8: dynamic (a model with symbolic dims run at several shapes)
 REQUIRED = ("system", "version", "symptom", "version_id")
 MIGRATION_SOURCES = ("onnx-node", "torch-opinfo")  # the library-test sources `nnfuzz migrate` reads
 
@@ -67,6 +67,9 @@ class BugMeta:
     rewrite: Optional[dict] = None
     # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
     invalid: Optional[dict] = None
+    # oracle=grad: outputs and wrt (what was differentiated), upstream (oracle.pkl's inputs holding the upstream
+    # gradients), gradients (its outputs holding the expected gradients), failed ("forward" | "backward" | null)
+    grad: Optional[dict] = None
     # fuzz.dynamic (docs/dynamic-shapes.md): the model has symbolic input dims and was compiled once and run at
     # each shape: dims ({input: [symbol or null per axis]}), assignments ([{symbol: size}]), shape (the index
     # of the assignment the verdict is at; oracle.pkl holds that shape's values), compiles, shapes_run
@@ -127,6 +130,9 @@ class BugMeta:
             raise BugFolderError(f"{where}: rewrite={meta.rewrite!r} must be an object with steps (a list) and aliases")
         if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
             raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
+        if meta.grad is not None and not (isinstance(meta.grad, dict) and isinstance(meta.grad.get("outputs"), list)
+                                          and isinstance(meta.grad.get("wrt"), list)):
+            raise BugFolderError(f"{where}: grad={meta.grad!r} must be an object with outputs and wrt (lists of names)")
         if meta.dynamic is not None and not (isinstance(meta.dynamic, dict) and isinstance(meta.dynamic.get("dims"), dict)
                                              and isinstance(meta.dynamic.get("assignments"), list)):
             raise BugFolderError(f"{where}: dynamic={meta.dynamic!r} must be an object with dims (an object) and "
