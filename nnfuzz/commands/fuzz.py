@@ -174,6 +174,7 @@ def run(cfg) -> int:
         "noise": counters.noise,      # disagreements with every node within its accuracy budget
         "checked": counters.checked,  # passes checked node by node (precision faults at their source)
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
+        "producer_restarts": counters.producer_restarts,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
     }))

@@ -163,6 +163,7 @@ class Campaign:
         from nnfuzz.fuzz.executors import make_producers
 
         producers = self.producers = self.producers or make_producers(self.cfg)
+        producers.on_death = self.producer_died
         try:
             if isinstance(producers, _local_producers()):  # (Ray's producer actors are not guided yet)
                 producers.go(self.cfg, self.plan, self.left(), self.guide.state.to_json())
@@ -292,6 +293,15 @@ class Campaign:
             self.counters.lost += 1
             self.log.write({**p.rec, "verdict": "lost", "error": why})
         self.note(f"test of seed {p.seed} lost: {why}")
+
+    def producer_died(self, record: dict) -> None:
+        """A producer process died (fuzz/producer_watch.py) and was restarted: counted, logged with the
+        seeds it held (to replay the crash: ``mgen.seed=S``) and its Python stack."""
+        with self.lock:
+            self.counters.producer_restarts += 1
+            self.log.write({"producer_died": record})
+        self.note(f"a producer died (exit code {record.get('exit_code')}) holding seeds {record.get('seeds')}; "
+                  f"restarted ({self.counters.producer_restarts} so far); its stack is in {self.cfg.log or 'the log'}")
 
     def add_seconds(self, phase: str, s: float) -> None:
         with self.lock:

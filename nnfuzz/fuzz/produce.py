@@ -36,6 +36,7 @@ class Produced:
     rewrite_bytes: Optional[bytes] = None  # oracle=metamorphic: the rewritten ONNX model
     rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
+    index: Optional[int] = None          # the campaign's model number (producers: which slot made it, fuzz/producers.py)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
