@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import nnfuzz
 from nnfuzz.errors import InternalError, ModelBuildError
+from nnfuzz.fuzz.diskfull import disk_full, store_full, write_unless_full
 from nnfuzz.fuzz.context import SLOW_PATIENCE, Clock, RunContext, tolerances_of
 from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.produce import Produced, produce
@@ -99,15 +100,23 @@ class Campaign:
                 self.sink.close()
         except Stopped:
             pass  # a second signal while closing down: the counters so far are the campaign's result
+        except Exception as e:
+            full = disk_full(e)
+            if full is None:
+                raise
+            raise store_full(self.cfg.out, full) from e  # (fuzz/diskfull.py: after the last records below)
         finally:
             self.counters.stopped = self.stop.name
-            self.guide.tick(self.counters.tests, self.counters.elapsed, force=True)
-            self.record_seeds()
+            write_unless_full(lambda: self.guide.tick(self.counters.tests, self.counters.elapsed, force=True),
+                              "the coverage guide's state", self.note)
+            write_unless_full(self.record_seeds, "campaign_state.json (the next campaign may test again "
+                              "the seeds of this one's last seconds)", self.note)
             with self.lock:  # a lane still finishing a test neither counts nor logs it after this line
                 self.ended = True
-                self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests,
-                                                 "lost": self.counters.lost}})
-                self.log.close()
+                write_unless_full(lambda: self.log.write({"campaign_end": {
+                    "stopped": self.stop.name, "tests": self.counters.tests, "lost": self.counters.lost}}),
+                    "campaign_end to the log", self.note)
+                write_unless_full(self.log.close, "the log's last lines", self.note)
         return self.counters
 
     def tick(self) -> None:

