@@ -1,6 +1,7 @@
 """Faults on purpose (issue 30): a full disk while a bug folder is written, a corrupt probe cache, a
 corrupt campaign state or dedup index. Each is met with a clean stop, a rebuild or a clear error."""
 import errno
+import json
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ def fault_campaign(out: Path, seed=100, **kw) -> CampaignConfig:
     sys.path.insert(0, str(HERE))
     return CampaignConfig(backend="fault-cpu", backend_options={"always": "wrong"}, backend_path="fault_backend:FaultBackend",
                           policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=SAFE_OPS, seed=seed), out=out,
-                          ui="plain", probe=False, time_s=60, rerun=False, **{"reduce": False, **kw})
+                          ui="plain", time_s=60, rerun=False, **{"reduce": False, "probe": False, **kw})
 
 
 @pytest.mark.slow
@@ -47,3 +48,22 @@ def test_a_full_disk_stops_the_campaign_cleanly_with_no_half_folder(tmp_path, mo
     recs = list(read_log(out))
     assert [r for r in recs if "campaign_end" in r], "the campaign did not close its log"
     assert (out / "campaign_state.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_a_corrupt_probe_cache_is_probed_again_with_a_warning(tmp_path, monkeypatch, capsys, damage):
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    run_campaign(fault_campaign(tmp_path / "a", probe=True, max_tests=1, workers=1))
+    caches = sorted((tmp_path / "cache" / "probe").glob("*.json"))
+    assert caches, "the first campaign wrote no probe cache"
+    for f in caches:
+        text = f.read_text()
+        f.write_text(text[: len(text) // 2] if damage == "truncated" else '{"Relu": ["not", "a row map"]}')
+    capsys.readouterr()
+    counters = run_campaign(fault_campaign(tmp_path / "b", probe=True, max_tests=1, workers=1))
+    err = capsys.readouterr().err
+    assert counters.tests == 1
+    for f in caches:
+        assert f"the probe cache {f} is unreadable" in err
+        json.loads(f.read_text())  # probed again and rewritten whole
