@@ -107,6 +107,7 @@ class Sandbox:
         self.stop = stop
         self.env = dict(env or {})
         self.workers_started = 0
+        self.killed_retries = 0     # runs made again after their worker was killed from outside (SIGKILL)
         self._worker: Optional[WorkerHandle] = None
         self._info: dict = {}
 
@@ -267,7 +268,19 @@ class Sandbox:
         return self.run(self.payload(model, fmt), inputs, timeout=timeout)
 
     def run(self, model_bytes: bytes, inputs: dict, *, timeout: float | None = None) -> RunResult:
-        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed)."""
+        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed). A
+        worker killed by SIGKILL was killed from outside (the kernel's OOM killer, a user: no system
+        under test sends it to itself, and the sandbox's own memory kill says so): the run is made again
+        once on a fresh worker, and the test takes that run's result (``killed_retries`` counts them)."""
+        res = self._run(model_bytes, inputs, timeout)
+        if res.status == "crash" and res.signal == signal.SIGKILL:
+            self.killed_retries += 1
+            again = self._run(model_bytes, inputs, timeout)
+            again.seconds["killed_retry"] = sum(res.seconds.values())
+            return again
+        return res
+
+    def _run(self, model_bytes: bytes, inputs: dict, timeout: float | None) -> RunResult:
         timeout = self.test_timeout if timeout is None else float(timeout)
         seconds = {}
         self._check_stop()

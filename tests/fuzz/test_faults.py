@@ -67,3 +67,32 @@ def test_a_corrupt_probe_cache_is_probed_again_with_a_warning(tmp_path, monkeypa
     for f in caches:
         assert f"the probe cache {f} is unreadable" in err
         json.loads(f.read_text())  # probed again and rewritten whole
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_compile_is_replaced_and_the_run_made_again():
+    """SIGKILL from outside (the OOM killer, a user) while the worker compiles: a fresh worker makes the
+    run again and the test has its real result, not a crash of the system under test. (The fault
+    backend's ``slow@compile`` holds the worker in its compile stage long enough to be killed there.)"""
+    import os
+    import signal
+    import threading
+
+    import numpy as np
+
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from tests.fuzz.fault_backend import fault_model
+
+    x = np.array([[-1.0, 2.0, -3.0], [4.0, -5.0, 6.0]], np.float32)
+    with Sandbox("fault-cpu", backend_path="tests.fuzz.fault_backend:FaultBackend", test_timeout=20.0,
+                 memory_limit_mb=300) as sb:
+        sb.start()
+        first = sb.pid
+        killer = threading.Timer(1.0, os.kill, (first, signal.SIGKILL))
+        killer.start()
+        r = sb.run(fault_model("slow@compile", slow_s=2.5), {"x": x})
+        killer.join()
+        assert (r.status, r.signal) == ("ok", None), (r.error, r.detail)
+        np.testing.assert_array_equal(r.outputs["y"], np.maximum(x, 0))
+        assert sb.killed_retries == 1 and sb.pid not in (None, first) and sb.workers_started == 2
+        assert r.seconds["killed_retry"] > 0.5
