@@ -96,3 +96,26 @@ def test_a_worker_killed_mid_compile_is_replaced_and_the_run_made_again():
         np.testing.assert_array_equal(r.outputs["y"], np.maximum(x, 0))
         assert sb.killed_retries == 1 and sb.pid not in (None, first) and sb.workers_started == 2
         assert r.seconds["killed_retry"] > 0.5
+
+
+@pytest.mark.slow
+def test_a_corrupt_dedup_index_is_rebuilt_from_the_folders(tmp_path):
+    """The campaign's dedup index is built from the bug folders themselves (triage/dedup.py
+    index_store); index.json (written by ``nnfuzz dedup``) is never read back, so garbage there changes
+    nothing: the next campaign still knows every signature of the store."""
+    out = tmp_path / "bugs"
+    first = run_campaign(fault_campaign(out, max_tests=2, workers=1))
+    assert first.bugs_saved == 2 and first.unique_bugs >= 1
+    (out / "index.json").write_text('{"rows": [{"id": "0000", "signat')
+    second = run_campaign(fault_campaign(out, max_tests=1, workers=1))
+    assert second.tests == 1 and second.unique_bugs >= first.unique_bugs
+
+
+def test_no_time_bound_reads_the_wall_clock():
+    """Time bounds are on the monotonic clock: a wall-clock jump (NTP, a suspended laptop, a user's
+    ``date -s``) neither ends a campaign early nor lets it run past its bound. (The campaign's code,
+    nnfuzz/fuzz/, reads the wall clock only for the dates it writes: time.gmtime, time.strftime.)"""
+    root = Path(__file__).parents[2] / "nnfuzz" / "fuzz"
+    offenders = [f"{p.relative_to(root)}:{i}" for p in root.rglob("*.py")
+                 for i, line in enumerate(p.read_text().splitlines(), 1) if "time.time()" in line]
+    assert offenders == [], f"time.time() in {offenders}: use time.monotonic() for deadlines"
