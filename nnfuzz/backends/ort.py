@@ -21,6 +21,7 @@ class OrtBackend(Backend):
     error_checks = ort_knowledge.ERROR_CHECKS
     repro_onnx = ort_knowledge.REPRO_ONNX
     issue_template = staticmethod(ort_knowledge.issue)
+    precision_allowance = {"float16": ort_knowledge.FLOAT16_IN_FLOAT32}
 
     def __init__(self, opt_level: str = "all", **options):
         super().__init__(opt_level=opt_level, **options)

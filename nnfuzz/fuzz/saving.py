@@ -61,7 +61,7 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
         version_id=info.version_id, seed=p.seed, flaky=flaky, nodes=rec.get("nodes"), ops=rec.get("ops"),
         nnfuzz=nnfuzz.__version__, backend_options=ctx.expected_options if theirs else ctx.cfg.backend_options,
         policy=dataclasses.asdict(ctx.cfg.policy), timings=rec.get("seconds", {}), **export_fields(p),
-        search=p.search, format=(lane.expected_sandbox if theirs else lane.sandbox).format_for(p),
+        search=p.search, format=(lane.expected_sandbox if theirs else lane.sandbox).format_for(p), found=found_now(ctx),
         **oracle.meta_fields(ctx, p, t), **verdict_fields(t.verdict, t.expected_result if theirs else t.result), **migration_fields(p, rec))
     if t.verdict.symptom is Symptom.inconsistency and oracle.localizes(p):
         loc = t.localization.to_meta() if t.localization is not None else _localize(ctx, lane.sandbox, p, t)
@@ -76,6 +76,11 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
         ctx.add_seconds("triage", time.perf_counter() - t0)
         meta = meta.replace(root_cause=root)
     return meta
+
+
+def found_now(ctx: "RunContext") -> dict:
+    """meta.json's ``found``: now (UTC) and the campaign that saw it (its seed)."""
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "campaign": {"seed": ctx.cfg.policy.seed}}
 
 
 def migration_fields(p: "Produced", rec: dict) -> dict:

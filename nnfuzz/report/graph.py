@@ -30,7 +30,8 @@ class Node:
     detail: str = ""
     kind: str = "op"            # input | weight | op
     output: bool = False        # produces a graph output
-    divergent: bool = False     # the first divergent node of an inconsistency
+    divergent: bool = False     # the blamed node: the root cause, the first divergent node, the one the error names
+    extra: str = ""             # a third line: the ONNX node the system was given for it (the blamed node)
     preds: List[int] = field(default_factory=list)
 
 
@@ -46,7 +47,7 @@ def _clip(text: str, n: int = MAX_LABEL) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def from_gir_json(data, divergent_var: Optional[str] = None) -> List[Node]:
+def from_gir_json(data, divergent_var: Optional[str] = None, extra: str = "") -> List[Node]:
     """Nodes of a gir.json object (GraphIR.to_json's layout); a reference to an undefined var becomes an
     input node marked ``?`` rather than an error, so a damaged graph is still shown as it is."""
     try:
@@ -65,7 +66,8 @@ def from_gir_json(data, divergent_var: Optional[str] = None) -> List[Node]:
             outs = [str(o) for o in inst["outputs"]]
             n = Node(f"{op.get('op', '?')}" + (f"({attrs})" if attrs else ""),
                      ", ".join(f"{o}: {_tensor(tvars.get(o))}" for o in outs),
-                     output=any(o in outputs for o in outs), divergent=divergent_var in outs)
+                     output=any(o in outputs for o in outs), divergent=divergent_var in outs,
+                     extra=extra if divergent_var in outs else "")
             for v in inst["inputs"]:
                 if str(v) not in producer:
                     producer[str(v)] = len(nodes)
@@ -140,7 +142,8 @@ def draw(nodes: List[Node], ident: str) -> str:
     if not nodes:
         return '<p class="note">the graph has no nodes</p>'
     layers, _, chains = _layout(nodes)
-    width = {s: (max(len(_clip(nodes[s].title)), len(_clip(nodes[s].detail))) * CHAR_W + 2 * PAD
+    nh = NODE_H + (14 if any(n.extra for n in nodes) else 0)  # room for a third line
+    width = {s: (max(len(_clip(nodes[s].title)), len(_clip(nodes[s].detail)), len(_clip(nodes[s].extra))) * CHAR_W + 2 * PAD
                  if s < len(nodes) else DUMMY_W) for layer in layers for s in layer}
     rows = [sum(width[s] for s in layer) + GAP_X * (len(layer) - 1) for layer in layers]
     total_w = max(rows) + 2 * PAD
@@ -148,34 +151,36 @@ def draw(nodes: List[Node], ident: str) -> str:
     for d, layer in enumerate(layers):
         x = (total_w - rows[d]) / 2
         for s in layer:
-            xy[s] = (x, PAD + d * (NODE_H + GAP_Y))
+            xy[s] = (x, PAD + d * (nh + GAP_Y))
             x += width[s] + GAP_X
-    total_h = PAD * 2 + len(layers) * NODE_H + (len(layers) - 1) * GAP_Y
+    total_h = PAD * 2 + len(layers) * nh + (len(layers) - 1) * GAP_Y
     marker = f"arrow-{esc(ident)}"
     parts = [f'<svg class="graph" viewBox="0 0 {total_w:.0f} {total_h:.0f}" width="{total_w:.0f}" '
              f'height="{total_h:.0f}" xmlns="http://www.w3.org/2000/svg" role="img">'
              f'<defs><marker id="{marker}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
              f'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
     for p, i, chain in chains:
-        x, y = xy[p][0] + width[p] / 2, xy[p][1] + NODE_H
+        x, y = xy[p][0] + width[p] / 2, xy[p][1] + nh
         d = f"M{x:.1f},{y:.1f}"
         for s in chain + [i]:
             x2, y2 = xy[s][0] + width[s] / 2, xy[s][1]
             mid = (y + y2) / 2
             d += f" C{x:.1f},{mid:.1f} {x2:.1f},{mid:.1f} {x2:.1f},{y2:.1f}"
             if s != i:  # through the dummy's layer
-                d += f" L{x2:.1f},{y2 + NODE_H:.1f}"
-            x, y = x2, y2 + NODE_H
+                d += f" L{x2:.1f},{y2 + nh:.1f}"
+            x, y = x2, y2 + nh
         parts.append(f'<path d="{d}" class="edge" marker-end="url(#{marker})"/>')
     for i, n in enumerate(nodes):
         x, y = xy[i]
         cls = n.kind + (" out" if n.output else "") + (" divergent" if n.divergent else "")
-        tip = f"{n.title}\n{n.detail}" + ("\nfirst divergent node" if n.divergent else "")
+        tip = f"{n.title}\n{n.detail}" + (f"\n{n.extra}" if n.extra else "") + ("\nthe blamed node" if n.divergent else "")
         parts.append(f'<g class="node {cls}"><title>{esc(tip)}</title>'
-                     f'<rect x="{x:.1f}" y="{y:.1f}" width="{width[i]:.1f}" height="{NODE_H}" rx="6"/>'
+                     f'<rect x="{x:.1f}" y="{y:.1f}" width="{width[i]:.1f}" height="{nh}" rx="6"/>'
                      f'<text x="{x + width[i] / 2:.1f}" y="{y + 15:.1f}" text-anchor="middle" class="t1">'
                      f'{esc(_clip(n.title))}</text>'
                      f'<text x="{x + width[i] / 2:.1f}" y="{y + 30:.1f}" text-anchor="middle" class="t2">'
-                     f'{esc(_clip(n.detail))}</text></g>')
+                     f'{esc(_clip(n.detail))}</text>'
+                     + (f'<text x="{x + width[i] / 2:.1f}" y="{y + 44:.1f}" text-anchor="middle" class="t3">'
+                        f'{esc(_clip(n.extra))}</text>' if n.extra else "") + '</g>')
     parts.append("</svg>")
     return "".join(parts)

@@ -38,6 +38,9 @@ class BugEntry:
     first: str                                     # the first folder with this signature (itself if unique)
     duplicates: List[str] = field(default_factory=list)  # later folders with this signature (on the first)
     seen: Optional[dict] = None                    # the campaign log's record of it: campaign, t
+    status: Optional[str] = None                   # new | known | duplicate | kept (report/standing.py)
+    known_as: str = ""                             # what it is known as: a kept folder, a known-bugs entry
+    note: str = ""                                 # what it is, in the user's words (meta.json note, known.yaml)
 
 
 @dataclass
@@ -46,7 +49,7 @@ class Campaign:
     or, for a log long enough to be rotated, its per-minute aggregates (``minutes``) instead of records."""
     header: dict = field(default_factory=dict)
     records: List[dict] = field(default_factory=list)
-    end: Optional[dict] = None
+    end: Optional[dict] = None                     # its campaign_end line (``_t``: when it was written)
     minutes: List[dict] = field(default_factory=list)
 
     @property
@@ -89,12 +92,17 @@ def gather(root, with_stats: bool = True) -> StoreData:
         campaigns = read_log(root / LOG, skipped)
     by_id = {b.id: b for b in bugs}
     for k, c in enumerate(campaigns):
-        found = [(r["bug"], r.get("t")) for r in c.records if isinstance(r.get("bug"), str)]
-        found += [(name, m["t"] + m["span_s"]) for m in c.minutes for name in m["bugs"]]
-        for bug, t in found:
+        found = [(r["bug"], r.get("t"), r) for r in c.records if isinstance(r.get("bug"), str)]
+        found += [(name, m["t"] + m["span_s"], {}) for m in c.minutes for name in m["bugs"]]
+        for bug, t, r in found:
             b = by_id.get(Path(bug).name)
             if b is not None and b.seen is None:
                 b.seen = {"campaign": k, "t": t, "started": c.header.get("started")}
+                if isinstance(r.get("bug_status"), str):
+                    b.status, b.known_as = r["bug_status"], str(r.get("known") or "")
+    from nnfuzz.report.standing import place
+
+    place(root, bugs, lambda what, why: skipped.append(Skipped(what, why)))
     data = StoreData(root, bugs, campaigns, skipped, has_log)
     if with_stats and bugs:
         data.stats = _stats(root, skipped)
@@ -131,15 +139,16 @@ def _bugs(root: Path, skipped: List[Skipped]) -> List[BugEntry]:
 
 def bug_op(meta: BugMeta, err_log: str) -> str:
     """The op a bug is in: the first divergent node (inconsistencies), else the op the system's error
-    names (triage/rootcause.py), else the graph's only op; "-" if none of these tells."""
+    names (triage/rootcause.py), else the graph's only op, else its op types when there are at most
+    three ("Sign / Max"); "-" if none of these tells (a larger graph whose error names no op)."""
     from nnfuzz.triage.dedup import representative_op
     from nnfuzz.triage.rootcause import root_cause
 
     op = representative_op(meta)
     if op == "-" and meta.symptom != "inconsistency":
         op = root_cause(str(meta.summary), err_log)[0] or "-"
-    if op == "-" and isinstance(meta.ops, list) and len(meta.ops) == 1:
-        op = str(meta.ops[0])
+    if op == "-" and isinstance(meta.ops, list) and 0 < len(set(map(str, meta.ops))) <= 3:
+        op = " / ".join(dict.fromkeys(map(str, meta.ops)))
     return op
 
 
@@ -171,7 +180,7 @@ def read_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
             if not campaigns:  # a log whose first lines were cut: the records still count
                 campaigns.append(Campaign())
             if "campaign_end" in rec:
-                campaigns[-1].end = rec["campaign_end"]
+                campaigns[-1].end = {**rec["campaign_end"], "_t": rec.get("t")}
             elif "cut" in rec and len(rec) == 1:
                 skipped.append(Skipped(where, f"cut (a killed campaign's last line): {str(rec['cut'])[:120]}"))
             else:
@@ -206,7 +215,7 @@ def read_minute_log(path: Path, skipped: List[Skipped]) -> List[Campaign]:
         elif "campaign" in rec:
             campaigns.append(Campaign(header={**rec["campaign"], "_t": rec.get("t")}))
         elif campaigns and "campaign_end" in rec:
-            campaigns[-1].end = rec["campaign_end"]
+            campaigns[-1].end = {**rec["campaign_end"], "_t": rec.get("t")}
         elif "minute" in rec:
             if not campaigns:
                 campaigns.append(Campaign())
@@ -257,7 +266,10 @@ def _stats(root: Path, skipped: List[Skipped]) -> Optional[dict]:
 
     try:
         graphs, unreadable = load_corpus(root)
+        if len({g.level for g in graphs}) > 1:  # migrated tests (model.onnx only) beside graphs: one level, the
+            graphs, unreadable = max((load_corpus(root, lv) for lv in ("gir", "onnx")), key=lambda c: len(c[0]))  # fuller
         result = compute(graphs, corpus_for([graphs]))
+        result["_level"] = graphs[0].level
     except NNFuzzError as e:
         skipped.append(Skipped("statistics", f"{type(e).__name__}: {e}"))
         return None

@@ -1,5 +1,6 @@
 """The campaign over time, from campaign.jsonl's records: tests per second, verdict counts, op types
-tested (the op type coverage of `nnfuzz stats`, over time), bugs saved and unique signatures, and the
+tested (the op type coverage of `nnfuzz stats`, over time), bugs saved and the root causes (unique
+signatures) among them, new and known apart, and the
 time share per phase. A log long enough to be rotated (fuzz/runlog.py) is drawn from its per-minute
 aggregates instead, one point a minute.
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Set, Tuple
 
 from nnfuzz.report.store import TESTED, Campaign
 
@@ -32,12 +33,23 @@ class Timeline:
     bugs: Dict[str, Series] = field(default_factory=dict)
     phases: List[Tuple[str, float]] = field(default_factory=list)
     boundaries: List[float] = field(default_factory=list)   # where each campaign starts on the axis
+    tested: int = 0                                         # tests that ran (verdicts TESTED)
+
+    @property
+    def mean_rate(self) -> float:
+        """Tests per second over the whole axis: the campaign's own figure (tests / elapsed), as its
+        panel and summary give it, for one campaign whose log ends with campaign_end."""
+        return self.tested / self.span if self.span > 0 else 0.0
 
 
-def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
-    """``signatures``: bug folder name -> signature, to count unique bugs as they were found."""
+NEW, KNOWN = "new root causes", "known root causes"
+
+
+def timeline(campaigns: List[Campaign], signatures: Dict[str, str], known: Set[str] = frozenset()) -> Timeline:
+    """``signatures``: bug folder name -> signature, to count unique bugs as they were found; ``known``:
+    the signatures that are known bugs (report/standing.py), counted apart from the new ones."""
     if any(c.minutes for c in campaigns):
-        return _from_minutes(campaigns, signatures)
+        return _from_minutes(campaigns, signatures, known)
     wall = all("t" in r for c in campaigns for r in c.records)
     tl = Timeline("wall" if wall else "busy")
     events: List[Tuple[float, dict]] = []
@@ -51,11 +63,14 @@ def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
             x = offset + (r["t"] if wall else busy)
             events.append((x, r))
             end = max(end, x)
+        if wall and isinstance((c.end or {}).get("_t"), (int, float)):
+            end = max(end, offset + c.end["_t"])  # the campaign ran until its end line, past its last test
         offset = end
     tl.span = offset
     events.sort(key=lambda e: e[0])
-    _counts(tl, events, signatures)
+    _counts(tl, events, signatures, known)
     _rate(tl, events)
+    tl.tested = sum(r.get("verdict") in TESTED for _, r in events)
     phases: Counter = Counter()
     for _, r in events:
         phases.update(r.get("seconds", {}))
@@ -63,11 +78,20 @@ def timeline(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
     return tl
 
 
-def _counts(tl: Timeline, events, signatures) -> None:
+def _root_cause(tl: Timeline, x: float, sig, sigs: Set[str], known: Set[str]) -> None:
+    """Count ``sig`` (a saved folder's signature, None if unknown) as a root cause first seen at ``x``."""
+    if sig is None or sig in sigs:
+        return
+    sigs.add(sig)
+    series = tl.bugs.setdefault(KNOWN, [(0.0, 0)]) if sig in known else tl.bugs[NEW]
+    series.append((x, series[-1][1] + 1))
+
+
+def _counts(tl: Timeline, events, signatures, known) -> None:
     verdicts: Counter = Counter()
     ops, sigs = set(), set()
     saved = 0
-    tl.bugs = {"bugs saved": [(0.0, 0)], "unique signatures": [(0.0, 0)]}
+    tl.bugs = {"bugs saved": [(0.0, 0)], NEW: [(0.0, 0)]}
     tl.coverage = [(0.0, 0)]
     for x, r in events:
         v = r.get("verdict")
@@ -81,10 +105,7 @@ def _counts(tl: Timeline, events, signatures) -> None:
         if isinstance(r.get("bug"), str):
             saved += 1
             tl.bugs["bugs saved"].append((x, saved))
-            sig = signatures.get(Path(r["bug"]).name)
-            if sig is not None and sig not in sigs:
-                sigs.add(sig)
-                tl.bugs["unique signatures"].append((x, len(sigs)))
+            _root_cause(tl, x, signatures.get(Path(r["bug"]).name), sigs, known)
     for s in [*tl.verdicts.values(), tl.coverage, *tl.bugs.values()]:
         if tl.span and s[-1][0] < tl.span:
             s.append((tl.span, s[-1][1]))  # flat to the end: nothing more happened
@@ -99,7 +120,7 @@ def _rate(tl: Timeline, events) -> None:
     tl.rate = [((k + 0.5) * width, counts.get(k, 0) / width) for k in range(BINS)]
 
 
-def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str]) -> Timeline:
+def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str], known) -> Timeline:
     """The timeline of a long log from its per-minute aggregates (campaign.minutes.jsonl): each minute is
     one point at its end (tests/s: at its middle)."""
     tl = Timeline("wall")
@@ -107,7 +128,7 @@ def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str]) -> Time
     phases: Counter = Counter()
     ops, sigs = set(), set()
     saved, offset = 0, 0.0
-    tl.bugs = {"bugs saved": [(0.0, 0)], "unique signatures": [(0.0, 0)]}
+    tl.bugs = {"bugs saved": [(0.0, 0)], NEW: [(0.0, 0)]}
     tl.coverage = [(0.0, 0)]
     for c in campaigns:
         tl.boundaries.append(offset)
@@ -126,16 +147,16 @@ def _from_minutes(campaigns: List[Campaign], signatures: Dict[str, str]) -> Time
                 tl.coverage.append((x, len(ops)))
             for name in m["bugs"]:
                 saved += 1
-                sig = signatures.get(Path(name).name)
-                if sig is not None and sig not in sigs:
-                    sigs.add(sig)
+                _root_cause(tl, x, signatures.get(Path(name).name), sigs, known)
             if m["bugs"]:
                 tl.bugs["bugs saved"].append((x, saved))
-                tl.bugs["unique signatures"].append((x, len(sigs)))
             phases.update(m["seconds"])
+            tl.tested += m["tests"]
+        if isinstance((c.end or {}).get("_t"), (int, float)):
+            end = max(end, offset + c.end["_t"])
         offset = end
     tl.span = offset
-    for s in [tl.coverage, *tl.bugs.values()]:
+    for s in [*tl.verdicts.values(), tl.coverage, *tl.bugs.values()]:
         if tl.span and s[-1][0] < tl.span:
             s.append((tl.span, s[-1][1]))
     tl.phases = phases.most_common()

@@ -66,6 +66,11 @@ class BugMeta:
     rewrite: Optional[dict] = None
     # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
     invalid: Optional[dict] = None
+    # written by the user: what the bug is, in a sentence (the report shows it); optional, additive, no schema bump
+    note: Optional[str] = None
+    # when it was first seen: at (UTC, ISO 8601), campaign ({seed, started} of the campaign that saved it), t
+    # (seconds into that campaign); kept folders saved before it: at and source (where the date comes from)
+    found: Optional[dict] = None
     schema: int = SCHEMA_VERSION
     extra: Dict[str, Any] = dataclasses.field(default_factory=dict)  # keys this schema does not know
 
@@ -117,6 +122,10 @@ class BugMeta:
             raise BugFolderError(f"{where}: rewrite={meta.rewrite!r} must be an object with steps (a list) and aliases")
         if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
             raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
+        if meta.note is not None and not isinstance(meta.note, str):
+            raise BugFolderError(f"{where}: note={meta.note!r} must be a string (a sentence saying what the bug is)")
+        if meta.found is not None and not (isinstance(meta.found, dict) and isinstance(meta.found.get("at"), str)):
+            raise BugFolderError(f"{where}: found={meta.found!r} must be an object with 'at' (an ISO 8601 UTC time)")
         if meta.migration is not None:
             check_migration(meta.migration, where)
         if meta.migration is None or meta.export is not None:

@@ -4,12 +4,14 @@ its plots and bug table render, a bug's link scrolls to its section, and a full-
 page's shape (size, not blank), not particular pixels. Skipped where Chromium or playwright is absent
 (README: `apt-get install chromium`, `pip install playwright`)."""
 import base64
+import os
 import shutil
 import struct
 from pathlib import Path
 
 import pytest
 from report_stores import copy_bugs
+from synthetic_log import long_campaign, short_campaign
 
 from nnfuzz.cli import main
 
@@ -108,6 +110,52 @@ def test_hostile_store_page_runs_no_injected_code(browser, hostile_store, tmp_pa
     assert page.locator("#skipped-table").count() == 1
     assert page.locator("#skipped-table tr").count() == 1 + 7
     assert "window.pwned=1" in page.locator("#bug-0000 pre.err").inner_text()  # shown as text
+    assert problems == []
+    page.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", ["20s", "8h"])
+def test_plots_read_at_twenty_seconds_and_at_eight_hours(browser, tmp_path, capsys, scale):
+    """Every text of every plot (titles, ticks, legends) lies inside its plot and no two tick labels
+    overlap, at both ends of the scale. With NNFUZZ_SHOTS_DIR set, the plots' screenshot is saved there
+    (docs/report-plots-20s.png and -8h.png were made so: NNFUZZ_SHOTS_DIR=docs)."""
+    store = copy_bugs(tmp_path / "s", ["0002", "0013"])   # a copy of a kept bug (known), and one made new:
+    meta = store / "0001" / "meta.json"                    # kept 0013's fault on a system it was not seen on
+    meta.write_text(meta.read_text().replace('"system": "openvino-cpu"', '"system": "ort-cpu"'))
+    (short_campaign if scale == "20s" else long_campaign)(store, ["0000", "0001"])
+    out = tmp_path / "r.html"
+    assert main(["report", str(store), "-o", str(out), "--no-stats"]) == 0
+    capsys.readouterr()
+    page, problems = _open(browser, out)
+    assert page.locator("svg.plot").count() == 5
+    faults = page.evaluate("""() => {
+        const out = [];
+        document.querySelectorAll('svg.plot').forEach(svg => {
+            const box = svg.getBoundingClientRect(), ticks = [];
+            svg.querySelectorAll('text').forEach(t => {
+                const b = t.getBoundingClientRect();
+                if (b.left < box.left - 0.5 || b.top < box.top - 0.5 || b.right > box.right + 0.5 || b.bottom > box.bottom + 0.5)
+                    out.push(`${svg.id}: "${t.textContent}" reaches outside the plot`);
+                if (t.classList.contains('tick')) ticks.push([t.textContent, b]);
+            });
+            for (let i = 0; i < ticks.length; i++) for (let j = i + 1; j < ticks.length; j++) {
+                const [ta, a] = ticks[i], [tb, b] = ticks[j];
+                if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+                    out.push(`${svg.id}: ticks "${ta}" and "${tb}" overlap`);
+            }
+        });
+        return out;
+    }""")
+    assert faults == []
+    assert page.locator("#plot-bugs text.legend:has-text('new root causes (1)')").count() == 1
+    unit = "seconds" if scale == "20s" else "hours"
+    assert page.locator(f"#plot-verdicts text.label:has-text('{unit} since the start')").count() == 1
+    shot = page.locator(".plots").screenshot()
+    ink = _ink(page, shot)
+    assert 0.02 < ink["dark"] < 0.5 and ink["colors"] > 10, ink
+    if os.environ.get("NNFUZZ_SHOTS_DIR"):
+        (Path(os.environ["NNFUZZ_SHOTS_DIR"]) / f"report-plots-{scale}.png").write_bytes(shot)
     assert problems == []
     page.close()
 

@@ -73,7 +73,7 @@ def test_timeline_counts():
     tl = timeline([Campaign({}, recs), Campaign({}, later)], {"0000": "s1", "0001": "s2", "0002": "s2"})
     assert tl.clock == "wall" and tl.span == 5.5 and tl.boundaries == [0.0, 5.0]
     assert tl.verdicts["pass"][-1] == (5.5, 2) and tl.verdicts["crash"][-1][1] == 2
-    assert tl.coverage[-1][1] == 5 and tl.bugs["bugs saved"][-1][1] == 3 and tl.bugs["unique signatures"][-1][1] == 2
+    assert tl.coverage[-1][1] == 5 and tl.bugs["bugs saved"][-1][1] == 3 and tl.bugs["new root causes"][-1][1] == 2
     assert dict(tl.phases) == {"generate": 1.0, "compile": 0.5}
     assert sum(r * tl.span / len(tl.rate) for _, r in tl.rate) == pytest.approx(5)  # tests/s integrates to the tests
 
@@ -108,7 +108,7 @@ def test_a_rotated_log_is_drawn_from_its_minutes_and_its_bugs_are_placed(tmp_pat
     html, cap = _report(store, tmp_path, capsys)
     assert "skipped" not in cap.err and "per-minute aggregates" in html
     assert "<b>400</b> tests logged" in html and "<td>400</td>" in html    # the summary and the campaign's records
-    assert "op types (8)" in html and "bugs saved (1)" in html and "unique signatures (1)" in html
+    assert "op types (8)" in html and "bugs saved (1)" in html and "known root causes (1)" in html
     from nnfuzz.report.store import gather
 
     data = gather(store, with_stats=False)
