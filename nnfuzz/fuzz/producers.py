@@ -91,12 +91,18 @@ class Producers:
         try:
             p = q.get(timeout=timeout)
         except queue_mod.Empty:
-            self._watch(q)
+            p = None
+        except (OSError, ValueError):  # closed by a restart in another lane's thread while this one waited
+            if q is self.queue:
+                raise
             return None
-        if p.index is not None:
-            k = p.index % self.n
-            self.got[k] = max(self.got[k], p.index)
-        self._quiet_deaths = 0
+        if p is not None:
+            with self._restart_lock:  # (counted before a restart decides where the producers start again)
+                if p.index is not None:
+                    k = p.index % self.n
+                    self.got[k] = max(self.got[k], p.index)
+                self._quiet_deaths = 0
+        self._watch(q)  # on every call: while one producer fills the queue, another may have died
         return p
 
     def _watch(self, q) -> None:
@@ -104,14 +110,12 @@ class Producers:
         from nnfuzz.fuzz import producer_watch as watch
         from nnfuzz.fuzz.resume import seed_at
 
+        if not watch.dead(self.slots, self.proc.exitcode):
+            return  # (all alive, or ended on their own past the deadline)
         with self._restart_lock:
             if q is not self.queue or self.done.is_set():
                 return  # restarted by another lane meanwhile, or closed
             deaths = watch.dead(self.slots, self.proc.exitcode)
-            if not deaths and (self.proc.is_alive() or self.proc.exitcode == 0):
-                return
-            if not deaths:  # the first producer ended on its own (past its deadline): nothing to restart
-                return
             cc = self._go[0] if self._go else self.cc
             records = [watch.death_record(self.slots, k, code, lambda i: seed_at(cc.policy.seed, cc.tested_seeds or (), i))
                        for k, code in deaths]
