@@ -116,11 +116,13 @@ class Producers:
             if q is not self.queue or self.done.is_set():
                 return  # restarted by another lane meanwhile, or closed
             deaths = watch.dead(self.slots, self.proc.exitcode)
+            if not deaths:
+                return
             cc = self._go[0] if self._go else self.cc
             records = [watch.death_record(self.slots, k, code, lambda i: seed_at(cc.policy.seed, cc.tested_seeds or (), i))
                        for k, code in deaths]
             self._quiet_deaths += 1
-            if self._go is None or self._quiet_deaths > watch.MAX_QUIET_DEATHS:
+            if self._quiet_deaths > watch.MAX_QUIET_DEATHS:
                 raise NNFuzzError(f"the producer processes exited (exit code {deaths[0][1]}) "
                                   f"{self._quiet_deaths} time(s) with no model made in between; the seeds they "
                                   f"held: {[s for r in records for s in r['seeds']]}; see the messages above")
@@ -129,7 +131,8 @@ class Producers:
             self.slots.reset()
             self.restarts += 1
             self._spawn()
-            self._send()
+            if self._go is not None:  # (else ``go`` sends it; a restart starts from the coverage state sent then)
+                self._send()
         for r in records:
             if self.on_death is not None:
                 self.on_death(r)
