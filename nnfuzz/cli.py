@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from nnfuzz.errors import ConfigError, ControlSignal, NNFuzzError
@@ -16,7 +17,7 @@ COMMANDS = {
     "migrate": "library operator tests as models, prioritized: nnfuzz migrate source=onnx-node out=migrated/",
     "ops": "list registered operators with families, dtypes and ranks: nnfuzz ops [mgen.include_modules=[pkg.mod]]",
     "merge": "merge bug stores of campaigns run apart (renumbered, re-deduplicated): nnfuzz merge A B -o C",
-    "report": "one static HTML page of a bug store (campaign plots, unique bugs, graphs): nnfuzz report bugs/ [-o report.html] [--no-stats]",
+    "report": "one static HTML page of a bug store (campaign plots, unique bugs, graphs): nnfuzz report bugs/ [--no-stats] [-o FILE; default bugs/report.html]",
     "stats": "diversity metrics and coverage of a corpus of models, or two side by side: nnfuzz stats DIR [DIR2] [--json]",
 }
 
@@ -30,17 +31,19 @@ COMMAND_KEYS = {
     "reduce": ("reduce_s", "fuzz.test_timeout", "fuzz.memory_limit_mb", "fuzz.tolerances"),
     "dedup": (),
     "generate": ("n", "out", "mgen", "search", "export", "ui"),
-    "backends": ("fuzz.memory_limit_mb",),
-    "ops": ("mgen",),
+    "backends": ("fuzz.memory_limit_mb", "debug"),
+    "ops": ("mgen", "debug"),
     "stats": (),
     "report": (),
     "merge": (),
     "migrate": ("source", "out", "migrate", "fuzz.tolerances", "ui"),
 }
 
-USAGE = "usage: nnfuzz <command> [key=value ...]\n\ncommands:\n" + "\n".join(
+USAGE = "usage: nnfuzz <command> [key=value ...] [--json]\n\ncommands:\n" + "\n".join(
     f"  {name:10s} {doc}" for name, doc in COMMANDS.items()
-) + "\n\n`nnfuzz <command> --help` lists that command's keys with their defaults (conf/*.yaml documents them)."
+) + ("\n\n`nnfuzz <command> --help` lists that command's keys with their defaults (conf/*.yaml documents them)"
+     " and its exit codes.\n--json (any command, anywhere on the line): stdout carries exactly one JSON document,"
+     " the result; human text and logs go to stderr.")
 
 
 def main(argv=None) -> int:
@@ -54,11 +57,23 @@ def main(argv=None) -> int:
         return 2
     if any(a in ("-h", "--help") for a in args):
         return _command_help(cmd, [a for a in args if "=" in a and not a.startswith("-")])
+    from nnfuzz.output import output
+
+    as_json = "--json" in args
+    try:
+        with output(as_json):
+            return _run(cmd, [a for a in args if a != "--json"])
+    except BrokenPipeError:  # `nnfuzz ops | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _run(cmd: str, args) -> int:
     positional = [a for a in args if "=" not in a or a.startswith("--")]
     overrides = [a for a in args if a not in positional]
     if positional and cmd not in TAKES_POSITIONAL:
-        print(f"nnfuzz {cmd}: unexpected argument(s) {positional}; settings are key=value, e.g. "
-              f"`{COMMANDS[cmd].split(': ', 1)[-1]}`", file=sys.stderr)
+        print(f"nnfuzz {cmd}: unexpected argument{'s' if len(positional) > 1 else ''} {' '.join(positional)}; "
+              f"settings are key=value, e.g. `{COMMANDS[cmd].split(': ', 1)[-1]}`", file=sys.stderr)
         return 2
     try:
         from nnfuzz.config import load_config
@@ -84,6 +99,9 @@ def main(argv=None) -> int:
 
 def _command_help(cmd: str, overrides) -> int:
     print(f"nnfuzz {cmd}: {COMMANDS[cmd]}")
+    codes = importlib.import_module(f"nnfuzz.commands.{cmd}").EXIT_CODES
+    print("\nexit codes:\n" + "\n".join(f"  {code:>3}  {what}" for code, what in sorted(codes.items())))
+    print("\n--json: stdout carries exactly one JSON document (the result); human text and logs go to stderr")
     if not COMMAND_KEYS[cmd]:
         print("\nkeys: none")
         return 0

@@ -38,10 +38,10 @@ def load_config(overrides: List[str]):
         with initialize_config_dir(config_dir=str(conf_dir()), version_base=None):
             cfg = compose(config_name="main", overrides=list(overrides))
     except HydraException as e:
-        msg = "\n".join(line for line in str(e).splitlines() if not line.startswith("To append"))
-        if e.__cause__ is not None:
-            msg += f" ({str(e.__cause__).splitlines()[0]})"
-        raise ConfigError(f"{msg}\nvalid keys: {', '.join(_valid_keys())}") from None
+        from nnfuzz.config_errors import explain
+
+        debug = any(o.replace(" ", "").lower() in ("debug=true", "debug=1") for o in overrides)
+        raise ConfigError(explain(e, overrides, conf_dir(), _valid_keys(), debug)) from None
     OmegaConf.set_struct(cfg, True)
     return cfg
 

@@ -24,10 +24,12 @@ class Progress:
 
     def __enter__(self):
         if self.rich:
+            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RP, TextColumn, TimeElapsedColumn
 
             self._p = RP(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                         TimeElapsedColumn(), TextColumn("{task.fields[note]}"), transient=False)
+                         TimeElapsedColumn(), TextColumn("{task.fields[note]}"), transient=False,
+                         console=Console(stderr=True))  # stdout is for the result
             self._p.__enter__()
             self._task = self._p.add_task(self.label, total=self.total, note="")
         return self

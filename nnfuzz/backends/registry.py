@@ -53,7 +53,10 @@ def target_of(name: str) -> str:
         return plugins[name]
     if ":" in str(name):
         return name
-    raise ConfigError(f"backend={name!r} is unknown; known backends: {sorted({*BACKENDS, *plugins})} "
+    from nnfuzz.config_errors import did_you_mean
+
+    known = sorted({*BACKENDS, *plugins})
+    raise ConfigError(f"backend={name!r} is unknown{did_you_mean(name, known)}; known backends: {', '.join(known)} "
                       f"(or a 'module:Class' path; other packages add backends through the "
                       f"{ENTRY_POINT_GROUP!r} entry-point group: docs/backends.md)")
 

@@ -6,24 +6,28 @@ system, symptom, op, nodes, blame, signature) into the store; bug folders are no
 ``--recheck`` first replays every folder on the system it records and re-derives its root cause
 (triage/recheck.py): meta.json takes today's localization and signature, so a store saved by an earlier
 nnfuzz is signed by today's rules (a folder that no longer shows a bug is marked, not removed).
-Prints a JSON summary. Exit codes: 0 done; 2 the folder does not exist or holds no bug folders.
+Prints one line per root cause (its first folder, how many folders share it, system, symptom, op and
+the system's innermost message); ``--json`` prints a JSON summary instead.
 """
 from __future__ import annotations
 
-import json
 import sys
+
+EXIT_CODES = {0: "done", 2: "the folder does not exist or holds no bug folders"}
+USAGE = "usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck] [--json]"
 
 
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.commands.store_arg import one_store
+    from nnfuzz.output import result
     from nnfuzz.triage.dedup import write_index
 
     flags = [a for a in positional if a.startswith("--")]
-    if [f for f in flags if f != "--recheck"]:
-        print(f"usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck]; got {positional}", file=sys.stderr)
+    unknown = [f for f in flags if f != "--recheck"]
+    if unknown:
+        print(f"nnfuzz dedup: unknown option {' '.join(unknown)}\n{USAGE}", file=sys.stderr)
         return 2
-    root = one_store("dedup", [a for a in positional if not a.startswith("--")] + list(overrides),
-                     "usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck]")
+    root = one_store("dedup", [a for a in positional if not a.startswith("--")] + list(overrides), USAGE)
     if root is None:
         return 2
     rechecked = _recheck(cfg, root) if flags else None
@@ -37,8 +41,21 @@ def run(cfg, positional, overrides) -> int:
                "index": str(root / "index.json"), "readme": str(root / "README.md")}
     if rechecked is not None:
         summary["recheck"] = {k: sum(r["outcome"] == k for r in rechecked) for k in sorted({r["outcome"] for r in rechecked})}
-    print(json.dumps(summary))
+    result(summary, lambda: _table(index))
     return 0
+
+
+def _table(index: dict) -> None:
+    """One line per root cause: its first folder, its count of folders, system, symptom, op, message."""
+    from nnfuzz.output import plural
+
+
+    rows = {r["id"]: r for r in index["rows"]}
+    print(f"{plural(index['bugs'], 'bug folder')}, {plural(index['unique'], 'unique bug')} (root causes):")
+    for g in index["groups"]:
+        r = rows[g["folders"][0]]
+        op = f" in {r['op']}" if r["op"] and r["op"] != "-" else ""
+        print(f"  {r['id']} (x{len(g['folders'])})  {r['system']} {r['symptom']}{op}: {r['message'][:140]}")
 
 
 def _recheck(cfg, root):

@@ -16,16 +16,21 @@ places them as Ray actors on a cluster, ``ray.address=auto``): docs/scaling.md. 
 the same ``fuzz.out`` goes on: bug numbers continue and the seeds it already tested are skipped
 (``<fuzz.out>/campaign_state.json``).
 
+A campaign ends with a few lines on stderr (fuzz/ending.py): the new bugs with their op, dtype, symptom
+and folder, the known ones counted, and the commands to run next. ``--json`` prints the campaign's
+summary as one JSON document on stdout (``nnfuzz fuzz time=20s --json | jq .tests``).
+
 Ctrl-C, SIGTERM and SIGHUP stop a campaign the same clean way: producers and workers end, the bug store
 is left whole, the summary prints (its ``stopped`` names the signal), exit code 130.
-Exit code 0 when the campaign ran to its bound (bugs or not), 2 on a configuration error or when the
-backend cannot run here.
 """
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
+
+EXIT_CODES = {0: "the campaign ran to its bound (bugs found or not)",
+              2: "a configuration error, or the backend cannot run here",
+              1: "an error inside nnfuzz",
+              130: "stopped by Ctrl-C, SIGTERM or SIGHUP (the store is whole, the summary printed)"}
 
 
 def campaign_config(cfg):
@@ -148,7 +153,9 @@ def _flag(v, name: str) -> bool:
 
 def run(cfg) -> int:
     from nnfuzz.fuzz.campaign import run_campaign, settle
+    from nnfuzz.fuzz.ending import ending
     from nnfuzz.fuzz.stopping import EXIT_CODE
+    from nnfuzz.output import result, say
     from nnfuzz.ui import use_rich
 
     # the store's tested seeds (a resumed campaign goes on from them), the seed (mgen.seed=null: drawn
@@ -156,10 +163,7 @@ def run(cfg) -> int:
     cc, oracles = settle(campaign_config(cfg))
     use_rich(cc.ui)  # validates ui= before anything slow
     counters = run_campaign(cc, oracles)
-    from nnfuzz.fuzz.status import bugs_line
-
-    print(bugs_line(counters), file=sys.stderr, flush=True)
-    print(json.dumps({
+    doc = {
         "backend": cc.backend, "oracle": cc.cmp_with and f"cmp.with={cc.cmp_with}" or cc.oracle,
         "seed": cc.policy.seed, "stopped": counters.stopped, "tests": counters.tests,
         "tests_per_s": round(counters.rate(), 2),
@@ -177,5 +181,8 @@ def run(cfg) -> int:
         "producer_restarts": counters.producer_restarts,
         "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
-    }))
+        "new_bugs": counters.new_bugs,  # this campaign's new root causes: folder, op, dtype, symptom, message
+    }
+    say(ending(doc))
+    result(doc)
     return EXIT_CODE if counters.stopped else 0

@@ -4,6 +4,7 @@ Each folder holds model.onnx, gir.json, oracle.pkl (inputs and torch-eager outpu
 (seed, policy, ops, the value search's outcome, timings). Model k uses graph seed ``mgen.seed + k``, where
 ``mgen.seed`` is drawn from the OS unless given (and printed); ``nnfuzz generate n=1 mgen.seed=<seed>``
 with the same config rebuilds model k exactly. Numbering continues in a non-empty folder.
+One line on stdout says what was written, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 from nnfuzz.errors import ConstraintError, NNFuzzError
 from nnfuzz.ui import Progress
+
+EXIT_CODES = {0: "every model written", 1: "some models failed (messages above)", 2: "a configuration error"}
 
 
 def next_index(out: Path) -> int:
@@ -28,6 +31,7 @@ def run(cfg) -> int:
     from nnfuzz.config import export_config, gen_policy, search_config
     from nnfuzz.generate.opset import select_ops, usable_with
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.output import result
     from nnfuzz.generate.valueaware import generate_for_search
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic, write_json
 
@@ -77,7 +81,8 @@ def run(cfg) -> int:
                 "meta.json": write_json(meta),
             })
             prog.advance(f"{gir.n_nodes} nodes")
-    print(json.dumps({"written": n - failures, "failed": failures, "seed": policy.seed, "out": str(out)}))
+    result({"written": n - failures, "failed": failures, "seed": policy.seed, "out": str(out)},
+           lambda: print(f"wrote {n - failures} of {n} models to {out}/ (seed {policy.seed})"))
     if failures:
         print(f"nnfuzz generate: {failures} of {n} models failed (see messages above)", file=sys.stderr)
     return 1 if failures else 0

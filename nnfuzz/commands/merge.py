@@ -1,21 +1,23 @@
 """`nnfuzz merge A B [...] -o C`: merge bug stores (renumbered, re-deduplicated; sources unchanged).
 
-Prints a JSON summary (merged, duplicates, unique in the merged store, unreadable folders left out).
-Exit codes: 0 merged; 2 bad arguments, a source that is not a folder, or no readable bug at all.
+Prints one line (merged, duplicates, unique in the merged store, unreadable folders left out), or with
+``--json`` the same as one JSON document.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
+EXIT_CODES = {0: "merged", 2: "bad arguments, a source that is not a folder, or no readable bug at all"}
+
 
 def _usage(msg: str) -> int:
-    print(f"nnfuzz merge: {msg}\nusage: nnfuzz merge STORE [STORE ...] -o OUT", file=sys.stderr)
+    print(f"nnfuzz merge: {msg}\nusage: nnfuzz merge STORE [STORE ...] -o OUT [--json]", file=sys.stderr)
     return 2
 
 
 def run(cfg, positional, overrides) -> int:
+    from nnfuzz.output import plural, result
     from nnfuzz.triage.merge import merge_stores
 
     args, out = list(positional), None
@@ -26,7 +28,9 @@ def run(cfg, positional, overrides) -> int:
         out = Path(args[i + 1])
         del args[i:i + 2]
     if out is None or overrides or not args or any(a.startswith("-") for a in args):
-        return _usage(f"expected stores and -o OUT, got {positional + list(overrides)}")
+        given = positional + list(overrides)
+        return _usage(f"expected bug stores and -o OUT, got: {' '.join(given)}" if given else
+                      "which stores? name them and the output, e.g. nnfuzz merge a/bugs b/bugs -o merged")
     sources = [Path(a) for a in args]
     for s in sources:
         if not s.is_dir():
@@ -38,7 +42,11 @@ def run(cfg, positional, overrides) -> int:
         print(f"nnfuzz merge: left out (unreadable): {s}", file=sys.stderr)
     for s in summary["links_not_followed"]:
         print(f"nnfuzz merge: symbolic link not copied: {s}", file=sys.stderr)
-    print(json.dumps({k: v for k, v in summary.items() if k != "folders"}))
+    doc = {k: v for k, v in summary.items() if k != "folders"}
+    result(doc, lambda: print(f"merged {plural(doc['merged'], 'bug folder')} into {out}: "
+                              f"{plural(doc['duplicates'], 'duplicate')}, "
+                              f"{plural(doc['unique_in_store'], 'unique bug')} in the store"
+                              + (f", {len(doc['unreadable'])} unreadable left out" if doc["unreadable"] else "")))
     if not summary["merged"]:
         print("nnfuzz merge: no readable bug folder (NNNN/) in the sources", file=sys.stderr)
         return 2

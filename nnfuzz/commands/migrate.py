@@ -1,6 +1,7 @@
 """`nnfuzz migrate source=onnx-node|torch-opinfo out=migrated/`: library operator tests as single-operator
 models, one bug-style folder each under ``out/<source>/``, then every folder under ``out`` ordered by
-OPERA's prioritization into ``out/priority.json`` (docs/migration.md)."""
+OPERA's prioritization into ``out/priority.json`` (docs/migration.md). A table of what was migrated goes
+to stderr; stdout gets one line, or with ``--json`` one JSON document."""
 from __future__ import annotations
 
 import contextlib
@@ -11,11 +12,15 @@ from pathlib import Path
 
 from nnfuzz.errors import ConfigError
 
+EXIT_CODES = {0: "migrated", 1: "some tests failed inside nnfuzz (a bug in nnfuzz; messages above)",
+              2: "a configuration error (an unknown source, an out= that holds migrated tests already)"}
+
 
 def run(cfg) -> int:
     from omegaconf import OmegaConf
 
     from nnfuzz.migrate.record import Tally
+    from nnfuzz.output import result
     from nnfuzz.triage.meta import MIGRATION_SOURCES as SOURCES
     from nnfuzz.ui import Progress
 
@@ -54,7 +59,9 @@ def run(cfg) -> int:
             prog.advance(f"{tally.migrated} migrated")
     order = _prioritize(out, int(m.seed))
     _summary(out, tally)
-    print(json.dumps({**tally.to_json(), "out": str(out), "prioritized": order}))
+    result({**tally.to_json(), "out": str(out), "prioritized": order},
+           lambda: print(f"migrated {tally.migrated} tests into {dest}; {order} folders under {out} in priority "
+                         f"order: {out / 'priority.json'} (nnfuzz fuzz fuzz.source={out})"))
     errors = tally.dropped.get("nnfuzz-error", 0)
     if errors:
         print(f"nnfuzz migrate: {errors} tests failed inside nnfuzz (messages above): a bug in nnfuzz", file=sys.stderr)

@@ -4,26 +4,33 @@ triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-s
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
-untouched. Exit codes: 0 reduced (or nothing to remove), 1 the signature could not be checked or was
-lost on re-check (bug untouched), 2 bad arguments or a malformed bug folder.
+untouched. One line on stdout says what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+EXIT_CODES = {0: "reduced, or nothing to remove, or reduced already",
+              1: "the signature could not be checked or was lost on re-check (the bug is untouched)",
+              2: "bad arguments or a malformed bug folder"}
+USAGE = "usage: nnfuzz reduce <bug folder> [reduce_s=120] [--json]"
 
 
 def run(cfg, positional, overrides) -> int:
     from omegaconf import OmegaConf
 
     from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.output import result as show
     from nnfuzz.triage.bugstore import load_bug
     from nnfuzz.triage.bug_reduction import reduce_bug
 
     paths = [a for a in positional if not a.startswith("--")]
     if len(paths) != 1 or len(paths) != len(positional):
-        print(f"usage: nnfuzz reduce <bug folder> [reduce_s=120]; got {positional}", file=sys.stderr)
+        unknown = [a for a in positional if a.startswith("--")]
+        why = (f"unknown option {' '.join(unknown)}" if unknown else
+               "which bug folder? name one, e.g. bugs/0000" if not paths else f"one bug folder, not {len(paths)}")
+        print(f"nnfuzz reduce: {why}\n{USAGE}", file=sys.stderr)
         return 2
     budget = cfg.reduce_s
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
@@ -36,12 +43,15 @@ def run(cfg, positional, overrides) -> int:
               file=sys.stderr)
         return 2
     if (bug.path / "original").exists():
-        print(f"nnfuzz reduce: {bug.path} is already reduced (its original is in original/)", file=sys.stderr)
+        show({"bug": str(bug.path), "status": "reduced-already"},
+             lambda: print(f"{bug.path}: reduced already (its original is in original/)"))
         return 0
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
     with Sandbox(bug.meta.system, bug.meta.backend_options, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         sandbox.start()
-        result = reduce_bug(bug, sandbox, tolerances, float(budget))
-    print(json.dumps(result))
-    return 0 if result["status"] in ("reduced", "minimal") else 1
+        outcome = reduce_bug(bug, sandbox, tolerances, float(budget))
+    show(outcome, lambda: print(f"{bug.path}: {outcome['status']}" + "".join(
+        f", {k.replace('_', ' ')} {v}" for k, v in outcome.items() if k not in ("status", "bug", "note"))
+        + (f" ({outcome['note']})" if outcome.get("note") else "")))
+    return 0 if outcome["status"] in ("reduced", "minimal") else 1

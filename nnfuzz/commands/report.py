@@ -1,21 +1,25 @@
-"""`nnfuzz report bugs/ [-o report.html]`: one static HTML page of a bug store: the campaign over time
+"""`nnfuzz report bugs/ [-o FILE]`: one static HTML page of a bug store: the campaign over time
 (from campaign.jsonl), a table of its unique bugs (grouped as `nnfuzz dedup` groups them), and a section
 per bug with its graph drawn, the error, the repro command and the standalone script (docs/report.md).
+The page goes to ``<store>/report.html`` unless ``-o FILE`` names another file.
 
 The page needs no server and loads nothing (inline CSS, JS and SVG). Folders or log lines that cannot be
-read are listed in the page (and here on stderr) and left out. Exit codes: 0 written; 2 bad arguments,
-or the folder does not exist or holds neither bug folders nor a campaign.jsonl.
+read are listed in the page (and here on stderr) and left out. One line on stdout says what was
+written, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-USAGE = "usage: nnfuzz report <bug store, e.g. bugs/> [-o report.html] [--no-stats]"
+EXIT_CODES = {0: "written", 2: "bad arguments, or the folder does not exist or holds neither bug folders nor a "
+                              "campaign.jsonl"}
+USAGE = "usage: nnfuzz report <bug store, e.g. bugs/> [-o FILE (default: <store>/report.html)] [--no-stats] [--json]"
 
 
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.commands.store_arg import one_store
+    from nnfuzz.output import plural, result
     from nnfuzz.report.page import render
     from nnfuzz.report.store import LOG, gather
     from nnfuzz.triage.folder import atomic_write_text
@@ -50,6 +54,9 @@ def run(cfg, positional, overrides) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, render(data))
     out.chmod(0o644)  # a page to share (the temporary file it was written through is private)
-    print(f"wrote {out}: {len(data.unique)} unique bugs of {len(data.bugs)} folders, {len(data.campaigns)} "
-          f"campaigns, {len(data.skipped)} entries skipped")
+    doc = {"out": str(out), "unique": len(data.unique), "folders": len(data.bugs), "campaigns": len(data.campaigns),
+           "skipped": len(data.skipped)}
+    result(doc, lambda: print(f"wrote {out}: {plural(doc['unique'], 'unique bug')} of "
+                              f"{plural(doc['folders'], 'folder')}, {plural(doc['campaigns'], 'campaign')}, "
+                              f"{plural(doc['skipped'], 'entry', 'entries')} skipped"))
     return 0

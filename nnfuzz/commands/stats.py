@@ -1,16 +1,17 @@
-"""`nnfuzz stats DIR [DIR2] [--json] [--from=auto|gir|onnx]`: Isra's diversity metrics and HirGen's
+"""`nnfuzz stats DIR [DIR2] [--from=auto|gir|onnx] [--json]`: Isra's diversity metrics and HirGen's
 coverage of one corpus of models, or two side by side (docs/stats.md defines each metric).
 
 Models are read from each folder's gir.json where present (nnfuzz's own graphs: metrics over nnfuzz op
 types, relative to the registered ops), else from model.onnx (metrics over ONNX op types, relative to the
 op types seen in the corpora compared); ``--from`` forces one reader so corpora of different tools compare.
-Exit codes: 0 done; 2 bad arguments or a folder without a readable model.
+A table on stdout, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+EXIT_CODES = {0: "done", 2: "bad arguments, or a folder without a readable model"}
 
 ROWS = [("graphs", "graphs"), ("NOO", "NOO  operations per graph"), ("NOT", "NOT  op types per graph"),
         ("NOP", "NOP  op pairs per graph"), ("NTR", "NTR  op triples per graph"),
@@ -33,11 +34,12 @@ def _fmt(key, v) -> str:
 
 
 def _usage(msg: str) -> int:
-    print(f"nnfuzz stats: {msg}\nusage: nnfuzz stats DIR [DIR2] [--json] [--from=auto|gir|onnx]", file=sys.stderr)
+    print(f"nnfuzz stats: {msg}\nusage: nnfuzz stats DIR [DIR2] [--from=auto|gir|onnx] [--json]", file=sys.stderr)
     return 2
 
 
 def run(cfg, positional, overrides) -> int:
+    from nnfuzz.output import result
     from nnfuzz.stats.corpus import CorpusError, load_corpus
     from nnfuzz.stats.metrics import compute, corpus_for
 
@@ -45,14 +47,14 @@ def run(cfg, positional, overrides) -> int:
     dirs = [Path(a) for a in positional if not a.startswith("--")]
     prefer = "auto"
     for f in flags:
-        if f == "--json":
-            continue
         if f.startswith("--from=") and f.split("=", 1)[1] in ("auto", "gir", "onnx"):
             prefer = f.split("=", 1)[1]
         else:
             return _usage(f"unknown option {f!r}")
     if overrides or not 1 <= len(dirs) <= 2:
-        return _usage(f"expected one or two folders, got {[str(d) for d in dirs] + list(overrides)}")
+        given = [str(d) for d in dirs] + list(overrides)
+        return _usage(f"expected one or two folders of models, got {len(given)}: {' '.join(given)}" if given
+                      else "which folder? name one or two folders of models, e.g. models/")
     try:
         loaded = [load_corpus(d, prefer) for d in dirs]
     except CorpusError as e:
@@ -68,12 +70,10 @@ def run(cfg, positional, overrides) -> int:
     for d, (_, skipped) in zip(dirs, loaded):
         for s in skipped:
             print(f"nnfuzz stats: {d}: left out: {s}", file=sys.stderr)
-    if "--json" in flags:
-        print(json.dumps({"op_corpus": corpus.name, "n_C": len(corpus.ops),
-                          "corpora": [{"path": str(d), "unreadable": len(s), "metrics": r}
-                                      for d, (_, s), r in zip(dirs, loaded, results)]}))
-        return 0
-    _table(dirs, results, corpus)
+    result({"op_corpus": corpus.name, "n_C": len(corpus.ops),
+            "corpora": [{"path": str(d), "unreadable": len(s), "metrics": r}
+                        for d, (_, s), r in zip(dirs, loaded, results)]},
+           lambda: _table(dirs, results, corpus))
     return 0
 
 

@@ -17,6 +17,7 @@ from nnfuzz.fuzz.status import Counters
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.onnx.spec import ExportSpec
+from nnfuzz.output import plural, say
 from nnfuzz.triage.known import known_bugs_of
 
 if TYPE_CHECKING:
@@ -72,8 +73,10 @@ def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
     drawn here), and the campaign's oracles (nnfuzz/oracles/; unknown names, impossible oracles: a
     ConfigError). Done once per campaign."""
     from nnfuzz.fuzz.resume import with_tested_seeds
+    from nnfuzz.generate.opset import select_ops
     from nnfuzz.oracles.base import campaign_oracles
 
+    select_ops(cc.policy, dialects=("tf",))  # unknown op names: a ConfigError here, before any process starts
     cc = with_tested_seeds(cc)
     cc = dataclasses.replace(cc, policy=cc.policy.with_concrete_seed(), known_bugs=known_bugs_of(cc))
     return cc, campaign_oracles(cc)
@@ -174,6 +177,6 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
         triggers = known.triggers(cc.backend) + (known.triggers(cc.cmp_with) if cc.cmp_with else [])
         ops, rows, export, notes = steer(triggers, ops, rows, export, cc.policy)
         if notes:
-            print(f"known bugs: generation steers away from {len(notes)} trigger(s): {', '.join(notes[:6])}"
-                  + (" ..." if len(notes) > 6 else ""), flush=True)
+            say(f"known bugs: generation steers away from {plural(len(notes), 'trigger')}: {', '.join(notes[:6])}"
+                + (" ..." if len(notes) > 6 else ""))
     return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe)

@@ -136,6 +136,8 @@ class CampaignGuide:
             return ""
         s = self.state.sizes()
         ops = sorted({t["op"] + "(" + ",".join(t["dtypes"] or ["*"]) + ")" for t in self.state.triggers})
-        return (f"op x dtype {s['op_dtype']} (+{s['op_dtype'] - self.start['op_dtype']}), shape bins {s['op_shape']}, "
-                f"edges {s['edges']}; down-weighted: " + (", ".join(ops[:4]) + (" ..." if len(ops) > 4 else "")
-                                                          if ops else "none"))
+        grown = s["op_dtype"] - self.start["op_dtype"]
+        earlier = f" ({grown} new in this campaign)" if grown != s["op_dtype"] else ""
+        return (f"{s['op_dtype']} op-dtype pairs tested{earlier}, {s['op_shape']} shape bins, {s['edges']} op-to-op "
+                "edges; steered away from (bugs found): " + (", ".join(ops[:4]) + (" ..." if len(ops) > 4 else "")
+                                                              if ops else "none"))

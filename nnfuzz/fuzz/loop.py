@@ -20,6 +20,7 @@ from nnfuzz.fuzz.sink import BugSink
 from nnfuzz.fuzz.runlog import RunLog
 from nnfuzz.fuzz.status import Counters, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
+from nnfuzz.output import say
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
@@ -63,7 +64,7 @@ class Campaign:
         if self.status is not None:
             self.status.note(msg)
         else:
-            print(msg, flush=True)
+            say(msg)
 
     def context(self, lane) -> RunContext:
         """The run context of a campaign whose lanes are like ``lane`` (its systems' BackendInfos)."""
@@ -90,7 +91,8 @@ class Campaign:
         self.ctx = self.context(lanes[0])
         title = f"nnfuzz fuzz {self.cfg.backend} ({self.ctx.info.version})"
         try:
-            with Status(self.counters, self.clock.deadline, self.cfg.ui, title, lanes) as status:
+            with Status(self.counters, self.clock.deadline, self.cfg.ui, title, lanes,
+                        producers=self.plan.producers) as status:
                 self.status = status
                 self._announce()
                 try:

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Callable, List, Optional, Protocol
 
+from nnfuzz.fuzz.status import WAITING
 from nnfuzz.fuzz.stopping import Stopped
 
 class Exhausted(Exception):
@@ -37,6 +38,7 @@ class Lane:
         self.name, self.sandbox, self.expected_sandbox = name, sandbox, expected_sandbox
         self.state = "starting"
         self.tests = 0
+        self.waited = 0.0  # seconds spent waiting for a model (or making one, with fuzz.producers=0)
         self._starter: Optional[threading.Thread] = None
         self._start_error: Optional[BaseException] = None
 
@@ -151,11 +153,14 @@ class Pool:
                 time.sleep(0.01)
                 continue
             try:
-                lane.state = "waiting for a model"
+                lane.state = WAITING
+                t0 = time.monotonic()
                 try:
                     p = next_model()
                 except Exhausted:
                     return
+                finally:
+                    lane.waited += time.monotonic() - t0  # the status panel names a starved stage from it
                 if p is None:
                     continue
                 lane.state = f"testing seed {p.seed}"

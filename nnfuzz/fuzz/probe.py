@@ -27,6 +27,7 @@ from nnfuzz.abstract.dtype import DType
 from nnfuzz.errors import ConstraintError, InternalError, NNFuzzError
 from nnfuzz.generate.opset import allowed_rows
 from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.output import say
 from nnfuzz.verdict import Outcome, judge
 
 BATCH = 48
@@ -73,10 +74,10 @@ def probe_support(sandbox, ops: List[type], cc, export, clock) -> Tuple[List[typ
     n_rows = sum(len(v) for v in cached.values())
     msg = (f"probe: {cc.backend} supports {n_rows - len(unsupported)}/{n_rows} op x dtype rows "
            f"({len(todo)} probed in {time.monotonic() - t0:.1f}s, cache {path})")
-    print(msg, flush=True)
+    say(msg)
     if cc.debug:
         for item in unsupported:
-            print(f"  unsupported: {item}" + (f": {errors[item]}" if item in errors else ""), flush=True)
+            say(f"  unsupported: {item}" + (f": {errors[item]}" if item in errors else ""))
     supported = {op: {parse_row(k) for k, ok in rows.items() if ok} for op, rows in cached.items()}
     return [c for c in ops if supported.get(c.name, True)], supported
 
@@ -107,7 +108,7 @@ def probe_opsets(sandboxes, cc, clock):
             _write_json(path, cached)
             if cc.debug:
                 for o, e in errors.items():
-                    print(f"  opset {o}: {e}", flush=True)
+                    say(f"  opset {o}: {e}")
         ok = [o for o in range(FIRST_OPSET, hi + 1) if cached.get(str(o))]
         if not ok:
             raise NNFuzzError(f"{sandbox.backend_info.name} ran a one-node model at none of the opsets "
@@ -115,7 +116,7 @@ def probe_opsets(sandboxes, cc, clock):
         first = ok[0]
         last = next((o - 1 for o in range(first, hi + 1) if o not in ok), hi)
         lo, hi = max(lo, first), min(hi, last)
-        print(f"probe: {sandbox.backend_info.name} reads opsets {first}..{last} (cache {path})", flush=True)
+        say(f"probe: {sandbox.backend_info.name} reads opsets {first}..{last} (cache {path})")
     if lo > hi:
         raise NNFuzzError(f"the systems compared read no common opset; set export.opset")
     return dataclasses.replace(cc.export, opsets=(lo, hi))

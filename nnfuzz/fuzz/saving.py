@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import nnfuzz
 from nnfuzz.triage.judging import err_log, verdict_fields
 from nnfuzz.triage.meta import BugMeta
+from nnfuzz.triage.rootcause import headline
 from nnfuzz.verdict import Symptom
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane,
     # never got to run, e.g. after a crash of the system under test), else the torch reference
     other_side = ctx.expected_info is not None and t.side == "actual"
     reference = {**t.reference.to_dict(), "output": t.expected_outputs if other_side else t.reference.output}
-    path, meta, d = sink.save(meta.replace(flaky=flaky), err_log(v), v, flaky, oracle.reducible(p),
+    path, meta, d = sink.save(meta.replace(flaky=flaky), err_log(v), flaky, oracle.reducible(p),
                               model_bytes=p.payload(meta.format), gir_text=p.gir_text, oracle=reference,
                               tf_model=_tf_writer(ctx, p, t.side), rewrite_bytes=p.rewrite_bytes)
     fields = {"signature": d.signature, "bug_status": d.status,
@@ -48,7 +49,8 @@ def confirm_and_save(ctx: "RunContext", sink: "BugSink", oracle: "Oracle", lane,
     known = f" (known: {d.known})" if d.known else ""
     how = "bug saved" if d.action == "save" else "bug saved over a larger example"
     flag = " (flaky)" if flaky else ""
-    ctx.note(f"{how}: {path}{dup_note}{known}  {v.label}@{v.stage.value}{flag}: {v.summary[:160]}")
+    message = headline(v.summary, err_log(v))[:160]  # the system's innermost message, as the signature reads it
+    ctx.note(f"{how}: {path}{dup_note}{known}  {v.label}@{v.stage.value}{flag}: {message}")
     return fields
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional, Tuple
 
+from nnfuzz.triage.brief import brief, describe
 from nnfuzz.triage.bugstore import BugStore
 from nnfuzz.triage.deduper import Decision, Deduper, replace_folder
 from nnfuzz.triage.known import known_bugs_of
@@ -35,7 +36,7 @@ class BugSink:
         with self.lock:
             return self.dedup.decide(meta, err_log)
 
-    def save(self, meta, err_log: str, verdict, flaky: bool, reducible: bool,
+    def save(self, meta, err_log: str, flaky: bool, reducible: bool,
              **files) -> Tuple[Optional[object], object, Decision]:
         """Sign ``meta`` (dedup, known bugs), save the bug folder (``files``: BugStore.save's) as a new
         folder or over a larger example of its signature, or only count it; tell the guide and hand a new
@@ -51,7 +52,7 @@ class BugSink:
             elif d.action == "replace":
                 path = replace_folder(self.store, d.replace, meta=meta, err_log=err_log, **files)
                 self.dedup.replaced(d.signature, d.replace, meta.nodes)
-            self._count(d, meta, path, flaky, verdict)
+            self._count(d, meta, path, flaky, err_log)
             if d.status == "new":
                 self.guide.bug_saved(path, d.signature)  # bug-aware guidance: its localized op is down-weighted from now on
             if self.cfg.reduce and d.status == "new" and self.clock.left() > 0 and reducible:
@@ -59,12 +60,12 @@ class BugSink:
                 self._reduce_later(path)
         return path, meta, d
 
-    def _count(self, d: Decision, meta, path, flaky: bool, v) -> None:
+    def _count(self, d: Decision, meta, path, flaky: bool, err_log: str) -> None:
         n = self.counters
         group = "known" if d.status == "known" else "new"
         if d.signature not in self.hit[group] and d.status == "known":
-            self.note(f"known bug hit: {d.known} ({d.signature}); {self.cfg.keep_per_signature or 'every'} "
-                      "example(s) of it are kept in this store, the rest counted")
+            self.note(f"known bug hit: {d.known} ({d.signature}); {_examples(self.cfg.keep_per_signature)} "
+                      "of it are kept in this store, the rest counted")
         self.hit[group].add(d.signature)
         n.new_root_causes, n.known_root_causes = len(self.hit["new"]), len(self.hit["known"])
         setattr(n, f"{group}_hits", getattr(n, f"{group}_hits") + 1)
@@ -77,7 +78,10 @@ class BugSink:
         setattr(n, f"{group}_folders", getattr(n, f"{group}_folders") + (d.action == "save"))
         n.new_unique += d.status == "new"
         n.flaky += flaky
-        n.last_bug = f"{path.name}: {v.label} at {v.stage.value}: {v.summary[:100]}"
+        b = brief(meta, err_log)
+        n.last_bug = _cut(f"{path.name}: {describe(b)}", 200)
+        if d.status == "new" and d.action == "save":
+            n.new_bugs.append({"folder": str(path), **b})
 
     def _reduce_later(self, path) -> None:
         """Hand a just-saved bug to the background reducer (fuzz/reducer.py), started on first use."""
@@ -110,3 +114,10 @@ class BugSink:
         self.guide.poll_reducer(self.reducer)  # triggers of the last reductions, kept for the next run
         self.counters.reduced = sum(r.get("status") == "reduced" for r in self.reducer.results)
 
+
+def _examples(keep: int) -> str:
+    return "every example" if not keep else f"{keep} example" + ("" if keep == 1 else "s")
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

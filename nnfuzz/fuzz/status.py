@@ -10,8 +10,14 @@ from typing import Optional
 
 from nnfuzz.ui import use_rich
 
+WAITING = "waiting for a model"  # a lane's state (fuzz/pool.py) while it waits for its next model
+
 PANEL_HZ = 4  # rich panel rebuilds per second at most
 VERDICTS = ("pass", "unsupported", "crash", "inconsistency", "timeout")
+STARVED = 0.5     # workers waiting for a model more than this share of the time: generation is the bottleneck
+SETTLE_S = 10.0   # no bottleneck is named in the first seconds (producers warm up)
+WINDOW_S = 60.0   # the share waiting is a moving average over about this many seconds
+SAMPLE_S = 1.0    # how often the lanes' waiting time is read
 
 
 @dataclass
@@ -43,6 +49,7 @@ class Counters:
     no_rewrite: int = 0        # oracle=metamorphic: models no drawn rewrite applied to (too small): not run
     invalid: collections.Counter = field(default_factory=collections.Counter)  # mgen.invalid: "rule: outcome" -> tests
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
+    new_bugs: list = field(default_factory=list)  # this campaign's new root causes saved: folder + triage/brief.py's brief
     last_bug: str = ""
     last_error: str = ""
     stopped: Optional[str] = None   # the signal that stopped the campaign (SIGINT, SIGTERM, SIGHUP), if one did
@@ -63,18 +70,26 @@ class Counters:
 class Status:
     """Shows counters while a campaign runs: ``with Status(c, deadline, ui, title) as s: s.refresh()``."""
 
-    def __init__(self, counters: Counters, deadline: float, ui: str, title: str, lanes=()):
-        """``lanes``: the campaign's fuzz/pool.py Lanes, shown one row each when there are several."""
+    def __init__(self, counters: Counters, deadline: float, ui: str, title: str, lanes=(),
+                 producers: Optional[int] = None):
+        """``lanes``: the campaign's fuzz/pool.py Lanes, shown one row each when there are several;
+        ``producers``: fuzz.producers (0: each worker makes its own models), named in the bottleneck hint."""
         self.c, self.deadline, self.title, self.lanes = counters, deadline, title, list(lanes)
+        self.producers = producers
         self.rich = use_rich(ui)
         self._last_plain = 0.0
         self._last_panel = 0.0
+        self._waiting = (0.0, 0.0)  # (moving average of the lanes' share of time waiting for a model, seconds seen)
+        self._last_sample = None    # (time, the lanes' seconds waited) at the last reading
 
     def __enter__(self):
         if self.rich:
+            from rich.console import Console
             from rich.live import Live
 
-            self._live = Live(self._panel(), refresh_per_second=PANEL_HZ, transient=False)
+            # on stderr, where use_rich looked for a terminal: stdout is for the result
+            self._live = Live(self._panel(), refresh_per_second=PANEL_HZ, transient=False,
+                              console=Console(stderr=True))
             self._live.__enter__()
         return self
 
@@ -89,13 +104,39 @@ class Status:
     def refresh(self) -> None:
         """Called after every test: the panel is rebuilt at most ``PANEL_HZ`` times a second (the live
         display redraws at that rate anyway), plain lines every 5 s."""
+        now = time.monotonic()
+        if self.lanes and self.c.elapsed > SETTLE_S:
+            self.sample(now)
         if self.rich:
-            now = time.monotonic()
             if now - self._last_panel >= 1.0 / PANEL_HZ:
                 self._last_panel = now
                 self._live.update(self._panel())
         else:
             self._plain()
+
+    def sample(self, now: float) -> None:
+        """Read how long the lanes waited for models since the last reading (``Lane.waited``, seconds)."""
+        waited = sum(lane.waited for lane in self.lanes)
+        if self._last_sample is None:
+            self._last_sample = (now, waited)
+            return
+        t, w = self._last_sample
+        if now - t < SAMPLE_S:
+            return
+        share = min(1.0, (waited - w) / ((now - t) * len(self.lanes)))
+        avg, seen = self._waiting
+        self._waiting = (share if not seen else avg + (share - avg) * min(1.0, (now - t) / WINDOW_S), seen + now - t)
+        self._last_sample = (now, waited)
+
+    def bottleneck(self) -> str:
+        """A hint when one stage starves another: the workers wait for models most of the time."""
+        avg, seen = self._waiting
+        if seen < 4 * SAMPLE_S or avg <= STARVED:
+            return ""
+        share = f"workers wait for models {100 * avg:.0f}% of the time"
+        if self.producers:
+            return f"{share}: raise fuzz.producers (now {self.producers}) if cores are free"
+        return f"{share}: each makes its own (fuzz.producers=0); fuzz.producers=N makes them in N other processes"
 
     def note(self, msg: str) -> None:
         if self.rich:
@@ -106,12 +147,14 @@ class Status:
     def line(self) -> str:
         c = self.c
         v = " ".join(f"{k}={c.verdicts.get(k, 0)}" for k in VERDICTS)
+        hint = self.bottleneck()
         return (f"[{self.title}] {c.elapsed:6.0f}s elapsed, {max(0, self.deadline - time.monotonic()):6.0f}s left | "
                 f"tests {c.tests} ({c.rate():.1f}/s) | {v} | {bugs_line(c)}"
                 + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else "")
                 + (f" | {len(self.lanes)} workers" if len(self.lanes) > 1 else "")
                 + (f" | lost {c.lost}" if c.lost else "")
-                + (f" | producer restarts {c.producer_restarts}" if c.producer_restarts else ""))
+                + (f" | producer restarts {c.producer_restarts}" if c.producer_restarts else "")
+                + (f" | {hint}" if hint else ""))
 
     def _plain(self, force: bool = False) -> None:
         if force or time.monotonic() - self._last_plain > 5.0:
@@ -130,7 +173,9 @@ class Status:
         t.add_row("time", f"{_hms(c.elapsed)} elapsed, {_hms(left)} left")
         t.add_row("tests", f"{c.tests}  ({c.rate():.2f}/s)")
         t.add_row("verdicts", "  ".join(f"{k} {c.verdicts.get(k, 0)}" for k in VERDICTS))
-        t.add_row("bugs", bugs_line(c) + (f" ({c.flaky} flaky)" if c.flaky else "")
+        if c.verdicts.get("unsupported"):
+            t.add_row("", "unsupported: an op or dtype the system says it lacks (skipped; not bugs)")
+        t.add_row("bugs", bugs_line(c).removeprefix("bugs: ") + (f" ({c.flaky} flaky)" if c.flaky else "")
                   + f"; {c.unique_bugs} distinct in the store")
         if c.gen_failed or c.nnfuzz_errors or c.undefined_values:
             t.add_row("skipped", f"no graph {c.gen_failed}, undefined values {c.undefined_values}, "
@@ -143,9 +188,13 @@ class Status:
             for lane in self.lanes:
                 t.add_row(f"worker {lane.name}", lane.describe())
         total = sum(c.seconds.values()) or 1.0
-        t.add_row("time share", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common()))
+        t.add_row("time per stage", "  ".join(f"{k} {100 * v / total:.0f}%" for k, v in c.seconds.most_common())
+                  + "  (shares of the seconds all processes spent)")
+        hint = self.bottleneck()
+        if hint:
+            t.add_row("bottleneck", hint)
         if c.guide:
-            t.add_row("guidance", c.guide)
+            t.add_row("coverage", c.guide)
         if c.last_bug:
             t.add_row("last bug", c.last_bug)
         if c.last_error:

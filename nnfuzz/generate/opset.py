@@ -8,6 +8,7 @@ from typing import Callable, Collection, Dict, List, Optional
 
 from nnfuzz.abstract.op import OP_REGISTRY, load_builtin_ops
 from nnfuzz.abstract.tensor import AbsTensor
+from nnfuzz.config_errors import did_you_mean
 from nnfuzz.errors import ConfigError
 from nnfuzz.generate.policy import GenPolicy
 
@@ -39,13 +40,11 @@ def select_ops(policy: GenPolicy, usable: Optional[Callable[[type], bool]] = Non
     import_user_modules(policy.include_modules)
     ops = sorted(OP_REGISTRY.values(), key=lambda c: c.name)
     names = {c.name for c in ops} | {c.family for c in ops}
-    for key in ("include", "exclude"):
+    for key in ("include", "exclude", "op_weights"):
         for n in getattr(policy, key):
             if n not in names:
-                raise ConfigError(f"mgen.{key} names unknown op or family {n!r}; valid: {sorted(names)}")
-    for n in policy.op_weights:
-        if n not in names:
-            raise ConfigError(f"mgen.op_weights names unknown op or family {n!r}; valid: {sorted(names)}")
+                raise ConfigError(f"mgen.{key} names unknown op or family {n!r}{did_you_mean(n, names)}; "
+                                  f"valid: {', '.join(sorted(names))} (`nnfuzz ops` lists them)")
     if policy.include:
         ops = [c for c in ops if c.name in policy.include or c.family in policy.include]
     ops = [c for c in ops if c.name not in policy.exclude and c.family not in policy.exclude]

@@ -9,6 +9,8 @@ from typing import List
 
 import numpy as np
 
+from nnfuzz.output import say
+
 
 def _tiny():
     """y = |relu(x) + (-x)|: two independent nodes (reorder), a chain to wrap, a graph output to fan out."""
@@ -55,5 +57,5 @@ def probe_rewrites(sandbox, cc) -> List[str]:
 
         raise ConfigError(f"oracle=metamorphic: {cc.backend} reads none of the rewrites {sorted(load_all())} "
                           f"(cache {path}); use another oracle for it")
-    print(f"probe: {cc.backend} reads rewrites {kinds}" + (f"; not {off} (unsupported)" if off else ""), flush=True)
+    say(f"probe: {cc.backend} reads rewrites {kinds}" + (f"; not {off} (unsupported)" if off else ""))
     return kinds

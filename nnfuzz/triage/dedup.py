@@ -150,6 +150,7 @@ def index_store(root) -> dict:
     from nnfuzz.triage.bugstore import BUG_DIR, read_err_log
     from nnfuzz.triage.folder import BugFolderError
     from nnfuzz.triage.meta import read_meta
+    from nnfuzz.triage.rootcause import headline
 
     root = Path(root)
     groups: Dict[str, List[str]] = {}
@@ -167,6 +168,7 @@ def index_store(root) -> dict:
         rows.append({"id": folder.name, "signature": sig, "system": meta.system,
                      "symptom": meta.symptom, "op": representative_op(meta), "nodes": meta.nodes,
                      "blame": meta.blame, "flaky": bool(meta.flaky),
+                     "message": headline(str(meta.summary), err),
                      "status": "unique" if len(first) == 1 else f"duplicate of {first[0]}"})
     return {"version": SIGNATURE_VERSION, "bugs": len(rows), "unique": len(groups),
             "groups": [{"signature": s, "folders": f} for s, f in groups.items()], "rows": rows,
@@ -191,14 +193,20 @@ def _readme(index: dict) -> str:
         f"{index['bugs']} bug folders, {index['unique']} distinct signatures (written by `nnfuzz dedup`; "
         "folder format in docs/bug-format.md of nnfuzz; replay one with `nnfuzz repro <folder>`).",
         "",
-        "| id | status | system | symptom | op | nodes | blame | signature |",
-        "|---|---|---|---|---|---|---|---|",
+        "| id | status | system | symptom | op | nodes | blame | message | signature |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in index["rows"]:
         sig = r["signature"].replace("|", "/")
         lines.append(f"| {r['id']} | {r['status']}{' (flaky)' if r['flaky'] else ''} | {r['system']} | "
                      f"{r['symptom']} | {r['op']} | {r['nodes'] if r['nodes'] is not None else '-'} | "
-                     f"{r['blame'] or '-'} | `{sig}` |")
+                     f"{r['blame'] or '-'} | {_cell(r['message'])} | `{sig}` |")
     for b in index["unreadable"]:
-        lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | |")
+        lines.append(f"| {b['id']} | unreadable: {b['error']} | | | | | | | |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """A message in a Markdown table cell: one line, no column bar, at most 160 characters."""
+    text = " ".join(str(text).split()).replace("|", "/")
+    return text if len(text) <= 160 else text[:159] + "…"

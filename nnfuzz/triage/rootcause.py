@@ -92,19 +92,43 @@ def _first_block(text: str, system: Optional[str] = None) -> str:
     return text
 
 
-def innermost(text: str, system: Optional[str] = None) -> str:
-    """The innermost check's condition and file (basename) and the first line of message after it, or
-    "" when the text has no check."""
+def _innermost_parts(text: str, system: Optional[str] = None) -> Tuple[str, str, str]:
+    """(the innermost check's condition and file (basename), the first line of message after it, the
+    check's own text), or ("", "", "") when the text has no check."""
     pats = _patterns(system)
     text = _first_block(text, system)
     checks = list(pats.check.finditer(text))
     if not checks:
-        return ""
+        return "", "", ""
     m = checks[-1]
     where, path = pats.group(m, "w"), pats.group(m, "f")
     head = " ".join(x for x in (where, path.rsplit("/", 1)[-1]) if x)
     after = [ln.strip() for ln in text[m.end():].splitlines() if ln.strip() and not pats.noise.match(ln.strip())]
-    return f"{head}: {after[0]}" if after else head
+    return head, after[0] if after else "", m.group(0)
+
+
+def innermost(text: str, system: Optional[str] = None) -> str:
+    """The innermost check's condition and file (basename) and the first line of message after it, or
+    "" when the text has no check."""
+    head, after, _ = _innermost_parts(text, system)
+    return f"{head}: {after}" if after else head
+
+
+def headline(summary: str, err_log: str = "", system: Optional[str] = None, name_op: bool = True) -> str:
+    """The one line to show for an error (the status panel, ``nnfuzz repro``, ``nnfuzz dedup``'s table):
+    the exception's type, the op the system names and the system's innermost message, the part the
+    signature reads, not the outermost wrapper (OpenVINO's ``Exception from src/inference/src/cpp/
+    core.cpp:105:``); the op only with ``name_op``. The summary's first line where it holds the
+    innermost check already, or where the text has none."""
+    first = summary.strip().splitlines()[0] if summary.strip() else ""
+    full = err_log if err_log.strip() else summary
+    text = full.split(WORKER_OUTPUT)[0]
+    head, after, check = _innermost_parts(text, system)
+    if not head or check in first:  # no check, or the first line is the innermost check already
+        return first
+    typed = re.match(r"^([A-Za-z_][\w.]*):\s*", first)
+    op = failing_op(text, system) if name_op else ""
+    return (f"{typed.group(1)}: " if typed else "") + (f"{op}: " if op else "") + (after or head)
 
 
 def first_sentence(message: str) -> str:

@@ -35,7 +35,7 @@ def _campaign(tmp_path, monkeypatch, capsys, backend, *extra, time_s=12):
     # workers (TF, torch and TVM imports) can take most of a short campaign. A 60 s test timeout: beside the
     # other pytest worker, inductor's C++ compiles once took over 3x10 s and were saved as timeouts that
     # pass alone (timeout bugs are tested with a hanging fault backend, tests/fuzz/test_campaign.py)
-    assert main(["fuzz", f"backend={backend}", f"time={time_s}s", f"fuzz.out={out}", "ui=plain",
+    assert main(["fuzz", "--json", f"backend={backend}", f"time={time_s}s", f"fuzz.out={out}", "ui=plain",
                  "fuzz.producers=0", "fuzz.test_timeout=60", "fuzz.reduce=false", *extra]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0, s
@@ -117,10 +117,11 @@ def test_optlevel_pairs():
     assert expected_side("reference", "xla-cpu", {}).expected_system == "tf-cpu"
 
 
+@pytest.mark.slow  # imports every system; one of them (openvino's converter telemetry) starts a process
 def test_backends_command_lists_every_backend_and_why_it_cannot_run(capsys):
     from nnfuzz.backends.registry import BACKENDS
 
-    assert main(["backends"]) == 0
+    assert main(["backends", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["backends"]
     assert sorted(r["name"] for r in rows) == sorted(BACKENDS)
     for r in rows:

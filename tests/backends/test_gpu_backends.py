@@ -171,7 +171,7 @@ def test_devices_oracle_campaign_compares_cpu_with_gpu(backend, tmp_path, monkey
     out = tmp_path / "bugs"
     # no probe (what is under test is the twin run, and probing tvm's op x dtype rows on two targets would
     # take the whole budget) and small graphs (tvm compiles each model twice)
-    assert main(["fuzz", f"backend={backend}", "oracle=devices", "time=60s", f"fuzz.out={out}", "ui=plain",
+    assert main(["fuzz", "--json", f"backend={backend}", "oracle=devices", "time=60s", f"fuzz.out={out}", "ui=plain",
                  "fuzz.producers=0", "fuzz.probe=false", "mgen.max_nodes=4"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
@@ -188,7 +188,7 @@ def test_inductor_gpu_campaign_with_forked_producers_makes_no_nnfuzz_errors(tmp_
 
     needs("inductor-gpu")
     out = tmp_path / "bugs"
-    assert main(["fuzz", "backend=inductor-gpu", "time=60s", f"fuzz.out={out}", "ui=plain", "fuzz.producers=2",
+    assert main(["fuzz", "--json", "backend=inductor-gpu", "time=60s", f"fuzz.out={out}", "ui=plain", "fuzz.producers=2",
                  "fuzz.probe=false", "mgen.max_nodes=4"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s

@@ -58,7 +58,7 @@ def test_the_venv_sees_the_plugin_and_nnfuzz_from_this_checkout(venv):
 
 @pytest.mark.slow
 def test_nnfuzz_backends_lists_the_plugin_as_usable(venv):
-    r = _run(venv, "-c", MAIN, "backends")
+    r = _run(venv, "-c", MAIN, "backends", "--json")
     assert r.returncode == 0, r.stderr[-3000:]
     rows = {row["name"]: row for row in json.loads(r.stdout.strip().splitlines()[-1])["backends"]}
     assert rows["toyort-cpu"]["usable"] and rows["toyort-cpu"]["version"].startswith("0.1.0+ort"), rows["toyort-cpu"]
@@ -70,7 +70,7 @@ def test_a_campaign_fuzzes_the_plugin_by_name_with_its_own_knowledge(venv, tmp_p
     """float64 Tan has no ONNX Runtime CPU kernel: only the plug-in's own known limitation (engine
     "toyort", which no built-in has) makes those tests UNSUPPORTED rather than saved crashes."""
     out = tmp_path / "bugs"
-    r = _run(venv, "-c", MAIN, "fuzz", "backend=toyort-cpu", "time=90s", "fuzz.max_tests=4", f"fuzz.out={out}",
+    r = _run(venv, "-c", MAIN, "fuzz", "--json", "backend=toyort-cpu", "time=90s", "fuzz.max_tests=4", f"fuzz.out={out}",
              "ui=plain", "fuzz.probe=false", "fuzz.producers=0", "fuzz.workers=1", "mgen.max_nodes=2",
              "mgen.dtypes=[float64]", "mgen.include=[Tan]", "mgen.seed=1",
              env={**os.environ, "NNFUZZ_CACHE": str(tmp_path / "cache")})

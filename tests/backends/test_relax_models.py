@@ -164,7 +164,7 @@ def test_relax_campaign_on_tvm_cpu(tmp_path, monkeypatch, capsys):
     from nnfuzz.triage.bugstore import load_bug
 
     out = tmp_path / "bugs"
-    assert main(["fuzz", "backend=tvm-cpu", "backend.options.format=relax", "time=30s", f"fuzz.out={out}",
+    assert main(["fuzz", "--json", "backend=tvm-cpu", "backend.options.format=relax", "time=30s", f"fuzz.out={out}",
                  "ui=plain", "fuzz.producers=0", "fuzz.reduce=false"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s

@@ -55,9 +55,9 @@ def test_saved_bug_replays_on_the_real_system(contained, backend, tmp_path, caps
     bad, model = _bug(tmp_path, backend, corrupt=True)
     bug = load_bug(bad)
     assert bug.format == ("onnx" if "onnx" in backend_class(backend).formats else "gir")
-    assert main(["repro", str(bad)]) == 0
+    assert main(["repro", "--json", str(bad)]) == 0
     out = json.loads(capsys.readouterr().out.splitlines()[-1])
-    assert out["reproduced"] is True and out["backend"] == backend
+    assert out["reproduces"] is True and out["backend"] == backend
     good, _ = _bug(tmp_path, backend, corrupt=False)
     assert main(["repro", str(good)]) == 1, "the true outputs must not reproduce an inconsistency"
     if backend_class(backend).lowering == "tf":  # the SavedModel computes what TF eager computes

@@ -43,7 +43,7 @@ def test_smoke_campaign_runs_tests_and_every_bug_reproduces(backend, tmp_path, c
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "bugs"
     # a 60 s test timeout: beside the other pytest worker a compile can take over 3x10 s (see test_campaigns)
-    assert main(["fuzz", f"backend={backend}", "time=20s", "fuzz.test_timeout=60", f"fuzz.out={out}",
+    assert main(["fuzz", "--json", f"backend={backend}", "time=20s", "fuzz.test_timeout=60", f"fuzz.out={out}",
                  "ui=plain"]) == 0
     s = _summary(capsys)
     assert s["tests"] > 0, s
@@ -222,7 +222,7 @@ def _has_cuda() -> bool:
 @pytest.mark.skipif(not _has_cuda(), reason="no usable CUDA GPU")
 def test_tvm_gpu_smoke_campaign(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
-    assert main(["fuzz", "backend=tvm-gpu", "time=30s", f"fuzz.out={tmp_path / 'bugs'}", "ui=plain"]) == 0
+    assert main(["fuzz", "--json", "backend=tvm-gpu", "time=30s", f"fuzz.out={tmp_path / 'bugs'}", "ui=plain"]) == 0
     assert _summary(capsys)["tests"] > 0
 
 

@@ -118,7 +118,7 @@ def _smoke(backend, tmp_path, capsys, *args):
     """A campaign of at most a minute; it shares the machine's probe cache, so the time goes to testing."""
     pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm"}[backend])
     out = tmp_path / "bugs"
-    assert main(["fuzz", f"backend={backend}", "time=60s", f"fuzz.max_tests={MAX_TESTS[backend]}",
+    assert main(["fuzz", "--json", f"backend={backend}", "time=60s", f"fuzz.max_tests={MAX_TESTS[backend]}",
                  f"fuzz.out={out}", "ui=plain", "fuzz.producers=1", "mgen.max_nodes=6", "fuzz.reduce=false", *args]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] >= MIN_TESTS[backend] and s["nnfuzz_errors"] == 0, s

@@ -30,9 +30,9 @@ def test_recheck_gives_one_fault_grown_downstream_one_signature(tmp_path, capsys
     for k, op in enumerate(("Log", "Div")):
         as_saved_before_root_causes(KEPT / "0000", store / f"{k:04d}",
                                     {"index": 1, "op": f"{op}()", "var": "v1", "dtype": "float64"})
-    assert main(["dedup", str(store)]) == 0
+    assert main(["dedup", "--json", str(store)]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["unique"] == 2
-    assert main(["dedup", str(store), "--recheck"]) == 0
+    assert main(["dedup", "--json", str(store), "--recheck"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["unique"] == 1 and out["recheck"] == {"reproduces": 2}, out
     index = json.loads((store / "index.json").read_text())

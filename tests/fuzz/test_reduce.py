@@ -65,7 +65,7 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     ops = [E.Sigmoid(), E.Tanh(), E.Relu(), S.Clip(min=-6.0, max=6.0), E.Abs(), E.Neg()]
     gir = graph(DType.float64, ops)
     path, sig = make_bug(tmp_path, gir, np.linspace(-2, 2, 6), "crash")
-    assert main(["reduce", str(path)]) == 0
+    assert main(["reduce", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "reduced" and out["nodes_before"] == 7 and out["nodes_after"] < 7
     assert out["elements_after"] < out["elements_before"]  # the [6] tensors shrank too
@@ -76,7 +76,7 @@ def test_reduce_keeps_an_ort_crash_and_shrinks_it(tmp_path, capsys):
     assert set(bug.meta.export["spellings"]) <= set(kept), "spellings of removed nodes left in meta.json"
     assert (path / "original" / "gir.json").read_text() == gir.dumps()
     assert main(["repro", str(path)]) == 0  # the reduced bug still reproduces with the same symptom
-    assert main(["reduce", str(path)]) == 0 and "already reduced" in capsys.readouterr().err
+    assert main(["reduce", str(path)]) == 0 and "reduced already" in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -86,7 +86,7 @@ def test_reduce_keeps_an_ort_inconsistency_at_the_same_op(tmp_path, capsys, regi
     x = np.array([1, 50, 100, 120, 150, 200], np.float32)
     path, sig = make_bug(tmp_path, gir, x, "inconsistency")
     assert "ExportedLogSigmoid" in sig
-    assert main(["reduce", str(path)]) == 0
+    assert main(["reduce", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "reduced" and out["nodes_after"] <= 2, out
     bug = load_bug(path)
@@ -141,7 +141,9 @@ def test_repro_of_a_crash_with_another_recorded_signature_fails_differently(tmp_
     assert main(["repro", str(path)]) == 3
     out = capsys.readouterr().out
     assert "fails differently" in out and "Conv" in out and "signature now" in out, out
-    assert json.loads(out.splitlines()[-1])["signature"] == sig
+    assert main(["repro", str(path), "--json"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["signature"] == sig and doc["outcome"] == "fails-differently" and doc["reproduces"] is False
 
 
 @pytest.mark.slow
@@ -152,7 +154,7 @@ def test_reduce_follows_todays_signature_rules_not_a_stale_recorded_one(tmp_path
     path, sig = make_bug(tmp_path, gir, np.linspace(-2, 2, 6), "crash")
     meta = json.loads((path / "meta.json").read_text())
     (path / "meta.json").write_text(json.dumps({**meta, "signature": "ort-cpu | crash | an older rule's text"}))
-    assert main(["reduce", str(path)]) == 0
+    assert main(["reduce", "--json", str(path)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["status"] == "reduced", out
     assert load_bug(path).meta.signature == sig

@@ -61,7 +61,7 @@ def test_a_signal_ends_the_campaign_and_every_process_of_it(tmp_path, sig, whole
     out = tmp_path / "bugs"
     outfile, errfile = tmp_path / "stdout", tmp_path / "stderr"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", "backend=ort-cpu", "time=2m", f"fuzz.out={out}",
+    cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", "--json", "backend=ort-cpu", "time=2m", f"fuzz.out={out}",
            "ui=plain", "fuzz.probe=false", "fuzz.producers=1", "mgen.max_nodes=4", "fuzz.workers=2", *extra]
     with open(outfile, "w") as fo, open(errfile, "w") as fe:
         proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=env, cwd=tmp_path,

@@ -147,7 +147,7 @@ def test_the_fuzz_command_stopped_by_a_signal_prints_its_summary_and_exits_130(t
     from nnfuzz.fuzz.stopping import EXIT_CODE
 
     out = tmp_path / "bugs"
-    assert main(["fuzz", "backend.name=fake_backends:FakeBackend", "+backend.options.always=stop",
+    assert main(["fuzz", "--json", "backend.name=fake_backends:FakeBackend", "+backend.options.always=stop",
                  "+backend.options.after=2", "fuzz.executor=inprocess", "fuzz.probe=false", "fuzz.producers=0", "fuzz.reduce=false",
                  "time=60s", f"fuzz.out={out}", "ui=plain", "mgen.max_nodes=4", f"mgen.include=[{','.join(SAFE_OPS)}]",
                  "mgen.dtypes=[float32]"]) == EXIT_CODE

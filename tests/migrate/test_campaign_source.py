@@ -18,7 +18,7 @@ def test_migrated_tests_run_in_priority_order(backend, corpus, tmp_path, monkeyp
     pytest.importorskip(NEEDS[backend])
     monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "bugs"
-    assert main(["fuzz", f"backend={backend}", f"fuzz.source={corpus}", "time=120s", "fuzz.max_tests=50",
+    assert main(["fuzz", "--json", f"backend={backend}", f"fuzz.source={corpus}", "time=120s", "fuzz.max_tests=50",
                  f"fuzz.out={out}", "ui=plain", "fuzz.reduce=false"]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s

@@ -120,7 +120,7 @@ def test_repro_of_a_migrated_test_asks_for_a_system(capsys, corpus):
 @pytest.mark.slow
 def test_repro_runs_a_migrated_test_on_a_named_system_through_the_sandbox(capsys, corpus):
     """No bug is recorded, so a passing run is "does not reproduce" (exit 1) with verdict pass."""
-    assert main(["repro", str(corpus / "torch-opinfo/nn.functional.conv2d_float32_0"), "backend=ort-cpu"]) == 1
+    assert main(["repro", "--json", str(corpus / "torch-opinfo/nn.functional.conv2d_float32_0"), "backend=ort-cpu"]) == 1
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["verdict"] == "pass" and last["backend"] == "ort-cpu"
 

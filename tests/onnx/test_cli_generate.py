@@ -52,7 +52,7 @@ def test_same_seed_rebuilds_the_same_model(tmp_path):
 def test_each_run_draws_a_seed_and_prints_it(tmp_path, capsys):
     seeds = []
     for k in range(2):
-        assert main(["generate", "n=1", "ui=plain", f"out={tmp_path / str(k)}", "mgen.max_nodes=4"]) == 0
+        assert main(["generate", "--json", "n=1", "ui=plain", f"out={tmp_path / str(k)}", "mgen.max_nodes=4"]) == 0
         out, err = capsys.readouterr()
         seed = json.loads(out.strip().splitlines()[-1])["seed"]
         assert f"seed {seed}: rerun with mgen.seed={seed}" in err

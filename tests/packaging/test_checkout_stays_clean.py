@@ -61,7 +61,7 @@ def test_quick_start_dedup_and_report_leave_git_status_empty(tmp_path):
     kept = sorted(p.name for p in (repo / "bugs" / "kept").iterdir() if p.is_dir())
     assert kept and kept[0] == "0000", kept
 
-    r = _nnfuzz(["fuzz", f"time={CAMPAIGN_S}s", *KEPT_UNKNOWN], repo, CAMPAIGN_S + 300)
+    r = _nnfuzz(["fuzz", "--json", f"time={CAMPAIGN_S}s", *KEPT_UNKNOWN], repo, CAMPAIGN_S + 300)
     assert r.returncode == 0, f"nnfuzz fuzz exited {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["out"] == "bugs" and summary["tests"] > 0, summary

@@ -63,7 +63,7 @@ def test_the_installed_wheel_runs_outside_the_repository(tmp_path):
     assert "Relu" in r.stdout and "Conv2d" in r.stdout
     # no probe and no producer processes: the 10 s go to tests. How many fit depends on the machine's load,
     # so the check is that the campaign ran through, found its configs and wrote its summary and log.
-    r = _run([nnfuzz, "fuzz", "time=10s", "ui=plain", "fuzz.probe=false", "fuzz.producers=0"], work, 240, env)
+    r = _run([nnfuzz, "fuzz", "--json", "time=10s", "ui=plain", "fuzz.probe=false", "fuzz.producers=0"], work, 240, env)
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["backend"] == "ort-cpu" and summary["out"] == "bugs", r.stdout[-2000:]
     assert set(summary["verdicts"]) <= {"pass", "unsupported", "crash", "inconsistency", "timeout"}, summary

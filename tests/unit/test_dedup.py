@@ -135,7 +135,7 @@ def test_index_store_groups_and_the_deduper_continues_it(tmp_path):
 def test_dedup_command_writes_index_and_readme(tmp_path, capsys):
     (tmp_path / "bugs").mkdir()
     root = store(tmp_path / "bugs", [crash("TypeError: x"), crash("TypeError: x")])
-    assert main(["dedup", str(root)]) == 0
+    assert main(["dedup", "--json", str(root)]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out == {"bugs": 2, "unique": 1, "unreadable": 0, "index": str(root / "index.json"),
                    "readme": str(root / "README.md")}

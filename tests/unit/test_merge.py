@@ -33,7 +33,7 @@ def test_two_stores_merge_renumbered_and_deduplicated(tmp_path, capsys):
     b = _store(tmp_path, "b", ["0001", "0002"])  # b/0000 is the same bug as a/0001
     before = _digest(a), _digest(b)
     out = tmp_path / "c"
-    assert main(["merge", str(a), str(b), "-o", str(out)]) == 0
+    assert main(["merge", "--json", str(a), str(b), "-o", str(out)]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (s["merged"], s["duplicates"], s["unique_in_store"]) == (4, 1, 3)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["0000", "0001", "0002", "0003"]
@@ -48,7 +48,7 @@ def test_two_stores_merge_renumbered_and_deduplicated(tmp_path, capsys):
 def test_merging_into_a_store_continues_its_numbering(tmp_path, capsys):
     out = _store(tmp_path, "out", ["0000"])
     b = _store(tmp_path, "b", ["0000", "0002"])
-    assert main(["merge", str(b), "-o", str(out)]) == 0
+    assert main(["merge", "--json", str(b), "-o", str(out)]) == 0
     s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (s["merged"], s["duplicates"]) == (2, 1)
     assert load_bug(out / "0001").meta.duplicate_of == "0000" and load_bug(out / "0002").meta.duplicate_of is None
@@ -59,7 +59,7 @@ def test_hostile_folders_are_reported_and_left_out(tmp_path, capsys):
     (a / "0000" / "oracle.pkl").write_bytes(b"cos\nsystem\n(S'echo pwned'\ntR.")  # a pickle that would run code
     (a / "0001" / "leak").symlink_to("/etc/passwd")
     out = tmp_path / "c"
-    assert main(["merge", str(a), "-o", str(out)]) == 0
+    assert main(["merge", "--json", str(a), "-o", str(out)]) == 0
     captured = capsys.readouterr()
     s = json.loads(captured.out.strip().splitlines()[-1])
     assert s["merged"] == 1 and len(s["unreadable"]) == 1 and str(a / "0000") in s["unreadable"][0]
