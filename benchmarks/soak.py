@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     ap.add_argument("overrides", nargs="*", help="Hydra overrides for nnfuzz fuzz, after --")
     a = ap.parse_args(argv)
     out = a.out or Path(tempfile.mkdtemp(prefix="nnfuzz-soak-")) / "bugs"
-    cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", f"backend={a.backend}", f"time={a.minutes:g}m",
+    cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", "--json", f"backend={a.backend}", f"time={a.minutes:g}m",
            f"fuzz.out={out}", "fuzz.reduce=true", "ui=plain", *a.overrides]
     print("soak:", " ".join(cmd), flush=True)
     errlog = out.parent / f"soak-{a.backend}.stderr"
@@ -172,13 +172,12 @@ def main(argv=None) -> int:
             proc.send_signal(signal.SIGINT)
         summary = proc.communicate()[0]
     print(f"campaign exit code {proc.returncode}; its stderr: {errlog}")
-    last = summary.strip().splitlines()[-1] if summary.strip() else ""
-    try:
-        print("summary:", json.dumps({k: v for k, v in json.loads(last).items()
+    try:  # (--json: stdout is the summary document alone)
+        print("summary:", json.dumps({k: v for k, v in json.loads(summary).items()
                                       if k in ("tests", "tests_per_s", "nnfuzz_errors", "lost", "producer_restarts",
                                                "bugs_saved", "reduced", "workers")}))
     except ValueError:
-        print("summary: (none printed)", last[-300:])
+        print("summary: (none printed)", summary[-300:])
     for line in aims(s.rows, a.minutes):
         print("aim:", line)
     return proc.returncode
