@@ -16,7 +16,9 @@ onnx gets it right:
   entries along the axis raise ValueError in ``np.choose`` ("at most 64 array objects");
 - LayerNormalization refuses ``stash_type`` other than 1 (nnfuzz writes DOUBLE for float64);
 - OneHot with ``depth`` a rank-1 tensor of one element (the schema allows it) raises TypeError in
-  ``np.arange(depth)``.
+  ``np.arange(depth)``;
+- QuantizeLinear and DequantizeLinear have implementations from opset 19 only (RuntimeError below it):
+  the newest one serves every opset (its new attributes default to the older opsets' meaning).
 """
 import math
 
@@ -31,6 +33,16 @@ from onnx.reference.ops.op_gather_elements import GatherElements as _OnnxGatherE
 from onnx.reference.ops.op_layer_normalization import LayerNormalization as _OnnxLayerNormalization
 from onnx.reference.ops.op_one_hot import OneHot as _OnnxOneHot
 from onnx.reference.ops.op_softsign import Softsign as _OnnxSoftsign
+from onnx.reference.ops.op_dequantize_linear import DequantizeLinear_25 as _OnnxDequantizeLinear
+from onnx.reference.ops.op_quantize_linear import QuantizeLinear_25 as _OnnxQuantizeLinear
+
+
+class QuantizeLinear(_OnnxQuantizeLinear):
+    """The opset-25 implementation at every opset (onnx 1.23 has none below 19)."""
+
+
+class DequantizeLinear(_OnnxDequantizeLinear):
+    """The opset-25 implementation at every opset (onnx 1.23 has none below 19)."""
 
 
 class Erf(_OnnxErf):
@@ -186,4 +198,5 @@ class LayerNormalization(_OnnxLayerNormalization):
 
 
 REFERENCE_FIXES = [Erf, Softsign, GlobalLpPool, LpNormalization, ReduceSumSquare, Resize, GlobalMaxPool, MaxPool,
-                   ConvTranspose, BatchNormalization, GatherElements, OneHot, LayerNormalization]
+                   ConvTranspose, BatchNormalization, GatherElements, OneHot, LayerNormalization, QuantizeLinear,
+                   DequantizeLinear]

@@ -11,9 +11,14 @@ from nnfuzz.materialize.search import SearchConfig
 
 def single_op_models(cls, dtype, seeds=range(40)):
     """Yield (gir, model) for seeds whose one-node graph has a ``dtype`` first input and defined outputs."""
+    # plus, for an op none of whose rows from ``dtype`` stays within these, the other dtypes of those rows
+    # (DequantizeLinear: int8 -> float32)
+    base = {dtype.value, "bool", "int64"}
+    rows = [{d.value for d in i + o} for i, o in zip(cls.in_dtypes, cls.out_dtypes) if i and i[0] is dtype]
+    rows = set().union(*rows) if rows and not any(r <= base for r in rows) else set()
     for seed in seeds:
         policy = GenPolicy(seed=seed, max_nodes=1, include=[cls.name], max_elems=256,
-                           dtypes=sorted({dtype.value, "bool", "int64"}))
+                           dtypes=sorted(base | rows))
         try:
             gir = generate_graph(policy)
         except ConstraintError:

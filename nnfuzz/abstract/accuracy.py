@@ -5,6 +5,8 @@ the output dtype, declared per op (class attribute ``accuracy``) next to its spe
 - correctly rounded arithmetic (IEEE 754 +, -, *, /, sqrt): ``ROUNDED`` (1 ulp: half an ulp of rounding
   plus half of slack for the float64 reference, itself computed in float64);
 - transcendental functions and short formulas of them: ``Accuracy(n)`` with a few ulps;
+- ops that round to a quantization grid (QuantizeLinear, QLinearConv, ...): ``steps`` (1): an integer output
+  one step off where the real-valued result lies within rounding of a tie (docs/quantization.md);
 - reductions, matmul, convolutions, normalizations: a few ulps plus ``per_term`` ulps for each element an
   output accumulates (``terms``: which of the op's shapes says how many; an order of summation other than
   the reference's, or a blocked or tree sum, costs up to about one ulp per term).
@@ -36,6 +38,7 @@ class Accuracy:
     ulps: float                 # allowed error of a kernel on one element, in ulps of the output dtype
     per_term: float = 0.0       # plus this many ulps per accumulated element (see ``terms``)
     terms: str = "none"         # none | reduced | inner | kernel | spatial | largest (see ``accumulated``)
+    steps: int = 0              # integer outputs on a quantization grid: this many steps off is allowed
 
     def budget(self, in_shapes: Sequence[Sequence[int]], out_shapes: Sequence[Sequence[int]]) -> float:
         return self.ulps + self.per_term * accumulated(self.terms, in_shapes, out_shapes)

@@ -60,9 +60,18 @@ class AbsOpBase:
     # input index -> the Domain (nnfuzz/abstract/domain.py) every element of that input must lie in; the
     # generator's range check and the value search's loss are both derived from it
     domains: ClassVar[Dict[int, "Domain"]] = {}
+    # input index -> the Kink (nnfuzz/abstract/kink.py) where the op's derivative jumps; the value search keeps
+    # values a margin away from it when gradients are compared (oracle=grad)
+    kinks: ClassVar[Dict[int, "Kink"]] = {}
     # how far a correct kernel may be from the exactly rounded result (nnfuzz/abstract/accuracy.py); an op
     # that declares none is judged leniently, as if it could accumulate all of its largest input
     accuracy: ClassVar[Accuracy] = Accuracy(16, 1.0, "largest")
+    # how quantization tools quantize the op in a QDQ graph (nnfuzz/generate/qdq.py): "compute" (its float
+    # inputs dequantized, its output quantized), "same" (data movement: its output keeps its input's scale)
+    # or None (left in float); ``qdq_weight``: (input index, axis) of its weight, quantized per output channel
+    # along that axis (None: per tensor only)
+    qdq: ClassVar[Optional[str]] = None
+    qdq_weight: ClassVar[Optional[Tuple[int, Optional[int]]]] = None
 
     # ---- filled on class creation -----------------------------------------------------------
     name: ClassVar[str]

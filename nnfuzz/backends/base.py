@@ -57,6 +57,9 @@ class BackendInfo:
     # e.g. a compiler that runs its own helper processes: the automatic fuzz.workers divides the cores by it
     # (fuzz/sizing.py).
     threads: int = 1
+    # The share of QDQ graphs (nnfuzz/generate/qdq.py) its campaigns generate under mgen.quantized=null: the
+    # systems whose quantization paths (QDQ fusions, integer kernels) are fuzzed by default set it.
+    quantized: float = 0.0
     version: str = ""                          # the package's __version__ (known once an instance exists)
     version_id: str = ""                       # a git hash or build string, else the version
 
@@ -83,7 +86,7 @@ class BackendInfo:
         t = type(backend)
         return cls(name=t.name, engine=t.engine, device=t.device, formats=tuple(t.formats), lowering=t.lowering,
                    draw_formats=tuple(getattr(backend, "draw_formats", ())), reference=t.reference,
-                   int64_bits=t.int64_bits, unoptimized=t.unoptimized, threads=t.threads,
+                   int64_bits=t.int64_bits, unoptimized=t.unoptimized, threads=t.threads, quantized=t.quantized,
                    version=str(backend.version), version_id=str(backend.version_id))
 
     @classmethod
@@ -108,6 +111,10 @@ class Backend:
     int64_bits: ClassVar[int] = BackendInfo.int64_bits
     unoptimized: ClassVar[Optional[Dict]] = BackendInfo.unoptimized
     threads: ClassVar[int] = BackendInfo.threads
+    # Whether it runs a gradient test's payload (oracle=grad: the forward and the backward, returning the
+    # gradients as outputs; materialize/torch/grad.py).
+    gradients: ClassVar[bool] = False
+    quantized: ClassVar[float] = BackendInfo.quantized
 
     # What the system knows about itself, read by the consumers through the class (a subclass extends
     # its parent's tuples: ``known = Parent.known + (...)``). None of it imports the framework.

@@ -30,6 +30,7 @@ class _InductorBackend(Backend):
     formats = ("gir",)
     lowering = "torch"
     unoptimized = "eager"  # oracle=optlevel compares torch.compile with torch eager (the default reference)
+    gradients = True  # oracle=grad: it also runs the backward (backends/torch_grad.py)
     torch_device = "cpu"
 
     def __init__(self, cache_dir=None, mode=None, **options):
@@ -78,11 +79,14 @@ class _InductorBackend(Backend):
 
     def compile(self, model_bytes: bytes):
         torch = self._torch
-        from nnfuzz.materialize.portable import unpack
+        from nnfuzz.backends.torch_grad import compile_grad
+        from nnfuzz.materialize.portable import grad_spec, unpack
         from nnfuzz.materialize.torch.module import GraphModule
         from nnfuzz.materialize.values import to_torch
 
         gir, weights = unpack(model_bytes)
+        if grad_spec(model_bytes) is not None:  # oracle=grad: the forward and the backward
+            return compile_grad(self, gir, weights, grad_spec(model_bytes))
         torch._dynamo.reset()
         module = GraphModule(gir, weights).eval().to(self.torch_device)
         fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
@@ -95,14 +99,21 @@ class _InductorBackend(Backend):
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         torch = self._torch
+        from nnfuzz.backends.torch_grad import GradCompiled, run_grad
         from nnfuzz.materialize.values import to_numpy, to_torch
 
+        if isinstance(compiled, GradCompiled):
+            return run_grad(self, compiled, inputs)
         fn, gir = compiled
         xs = [to_torch(inputs[i], gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
         with torch.no_grad(), self._default_device():
             outs = fn(*xs)
             outs = [o.cpu() for o in outs]  # copies before a cudagraph replay could reuse the memory
         return {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
+
+    def compile_grad_module(self, module):
+        """torch.compile of a gradient test's module (oracle=grad, backends/torch_grad.py)."""
+        return self._torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=False)
 
     def _sync(self) -> None:
         pass

@@ -34,6 +34,9 @@ core = ov.Core()
 compiled = core.compile_model(core.read_model(model=MODEL), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 result = compiled({k: v for k, v in INPUTS.items() if any(k in p.get_names() for p in compiled.inputs)})
 OUTPUTS = {name: result[compiled.output(name)] for name in [o.name for o in onnx.load_model_from_string(MODEL).graph.output]}
+# a bfloat16 output comes back as its raw bits in a float16 array: read them as bfloat16
+OUTPUTS = {k: v.view(np.uint16).view(ml_dtypes.bfloat16) if compiled.output(k).get_element_type() == ov.Type.bf16 else v
+           for k, v in OUTPUTS.items()}
 ''')
 
 

@@ -16,6 +16,7 @@ class OrtBackend(Backend):
     engine = "ort"
     device = "cpu"
     unoptimized = {"opt_level": "disable"}
+    quantized = 0.3  # QDQ graphs: its QDQ transformers and QLinear kernels (docs/quantization.md)
     known = ort_knowledge.KNOWN
     error_ops = ort_knowledge.ERROR_OPS
     error_checks = ort_knowledge.ERROR_CHECKS

@@ -64,13 +64,20 @@ class TfEagerBackend(_TfBackend):
     against torch eager)."""
     name = "tf-cpu"
     as_reference = "TF eager, op by op"
+    gradients = True  # oracle=grad: the gradients under a tf.GradientTape, op by op (backends/tf_grad.py)
 
     def compile(self, payload: bytes):
-        return self._graph(payload)
+        from nnfuzz.backends.tf_grad import grad_step
+        from nnfuzz.materialize.portable import grad_spec
+
+        spec = grad_spec(payload)
+        return self._graph(payload) if spec is None else grad_step(self._graph(payload), spec)
 
     def run(self, graph, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        from nnfuzz.backends.tf_grad import TfGradStep, run_step
+
         with self._device():
-            return graph.eager(inputs)
+            return run_step(graph, inputs) if isinstance(graph, TfGradStep) else graph.eager(inputs)
 
 
 class XlaCpuBackend(_TfBackend):
@@ -80,6 +87,7 @@ class XlaCpuBackend(_TfBackend):
     repro_gir = tf_knowledge.REPRO_XLA
     issue_template = staticmethod(partial(tf_knowledge.issue, part="XLA (tf.function(jit_compile=True))"))
     unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
+    gradients = True  # oracle=grad: the tape's gradients inside the compiled function (backends/tf_grad.py)
 
     def __init__(self, jit_compile: bool = True, **options):
         super().__init__(jit_compile=jit_compile, **options)
@@ -87,7 +95,15 @@ class XlaCpuBackend(_TfBackend):
         self.jit_compile = jit_compile
 
     def compile(self, payload: bytes):
-        graph = self._graph(payload)
+        from nnfuzz.backends.tf_grad import grad_step, run_step, zeros_with_upstream
+        from nnfuzz.materialize.portable import grad_spec
+
+        graph, spec = self._graph(payload), grad_spec(payload)
+        if spec is not None:  # oracle=grad: forward and backward in one compiled step
+            step = grad_step(graph, spec, self.jit_compile)
+            with self._device():
+                run_step(step, zeros_with_upstream(graph.gir, spec))
+            return step
         fn = graph.function(jit_compile=self.jit_compile)
         zeros = [self._tf.zeros(s.shape, s.dtype) for s in graph.input_signature]
         with self._device():
@@ -95,6 +111,11 @@ class XlaCpuBackend(_TfBackend):
         return graph, fn
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        from nnfuzz.backends.tf_grad import TfGradStep, run_step
+
+        if isinstance(compiled, TfGradStep):
+            with self._device():
+                return run_step(compiled, inputs)
         graph, fn = compiled
         with self._device():
             return graph.outputs(fn(*graph.feed(inputs)))

@@ -54,6 +54,7 @@ class _TvmBackend(Backend):
     target_kind = "llvm"
     formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
+    quantized = 0.3  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS
     error_checks = tvm_knowledge.ERROR_CHECKS

@@ -179,7 +179,8 @@ def run(cfg) -> int:
         "checked": counters.checked,  # passes checked node by node (precision faults at their source)
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
         "producer_restarts": counters.producer_restarts,
-        "no_rewrite": counters.no_rewrite, "invalid": dict(counters.invalid),
+        "quantized": counters.quantized, "no_rewrite": counters.no_rewrite, "no_gradient": counters.no_gradient,
+        "invalid": dict(counters.invalid),
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),
         "new_bugs": counters.new_bugs,  # this campaign's new root causes: folder, op, dtype, symptom, message
     }

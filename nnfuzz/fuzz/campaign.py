@@ -138,20 +138,23 @@ def _start_and_run(cc: CampaignConfig, oracles: Tuple["Oracle", ...], stop: Stop
                               "tvm-cpu, openvino-cpu, ...)")
         for oracle in oracles:
             oracle.check(first.sandbox, cc)
-        ops = _lowered_ops(cc, sides)  # (imports the lowerings: seconds, before the campaign's clock starts)
-        campaign = Campaign(cc, clock=Clock(cc.time_s, cc.test_timeout), stop=stop)
+        ops = _lowered_ops(cc, sides, oracles)  # (imports the lowerings: seconds, before the campaign's clock starts)
+        scale = max(o.timeout_scale for o in oracles)  # oracle=grad: a forward and a backward graph to compile
+        campaign = Campaign(cc, clock=Clock(cc.time_s, cc.test_timeout * scale), stop=stop)
         campaign.producers = producers
         plan = _plan(cc, oracles, first, sides, ops, campaign.clock, probe=cc.probe and not migrated)
         return campaign.run(lanes, dataclasses.replace(plan, workers=workers, producers=n_producers))
 
 
-def _lowered_ops(cc: CampaignConfig, sides) -> list:
-    """The policy's ops that every side's lowering (and the ONNX path, when a side takes ONNX) can build."""
+def _lowered_ops(cc: CampaignConfig, sides, oracles=()) -> list:
+    """The policy's ops that every side's lowering (and the ONNX path, when a side takes ONNX) can build
+    (with the ops of the dialects the oracles test, e.g. oracle=grad's training-mode ops)."""
     from nnfuzz.generate.opset import select_ops, usable_with
 
     lowerings = {s.backend_info.lowering for s in sides}
     via = cc.export.via if any(s.format == "onnx" for s in sides) else None
-    return select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=() if "torch" in lowerings else lowerings)
+    dialects = tuple(() if "torch" in lowerings else lowerings) + tuple(d for o in oracles for d in o.dialects)
+    return select_ops(cc.policy, usable=usable_with(lowerings, via), dialects=dialects)
 
 
 def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: bool) -> CampaignPlan:
@@ -162,6 +165,8 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
     search = cc.search
     if search is not None and any(s.backend_info.int64_bits == 32 for s in sides):
         search = dataclasses.replace(search, int64_bits=32)
+    if search is not None and any(o.kinks for o in oracles):  # gradients compared: values away from kinks
+        search = dataclasses.replace(search, kinks=True)
     export, rows = cc.export, {}
     if probe:
         from nnfuzz.fuzz.probe import probe_opsets, probe_support
@@ -179,4 +184,13 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
         if notes:
             say(f"known bugs: generation steers away from {plural(len(notes), 'trigger')}: {', '.join(notes[:6])}"
                 + (" ..." if len(notes) > 6 else ""))
-    return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe)
+    quantized, qdq_at = cc.policy.quantized, None
+    if quantized is None:  # the systems' default: every side must take QDQ graphs
+        quantized = min(s.backend_info.quantized for s in sides)
+    if quantized and onnx and probe:  # the opsets at which QDQ graphs run (fuzz/qdq_opsets.py)
+        from nnfuzz.fuzz.qdq_opsets import qdq_opset
+
+        qdq_at = qdq_opset([s for s in sides if s.format == "onnx"], export, clock)
+        quantized = quantized if qdq_at is not None else 0.0
+    return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe, quantized=quantized,
+                        qdq_opset=qdq_at)

@@ -271,6 +271,7 @@ class Campaign:
             c.verdicts[verdict.label] += 1
             oracle.account(c, p, t)
             c.formats[fmt] += 1
+            c.quantized += bool(p.rec.get("quantized"))
             self.log.write(rec)
 
     def _confirm_timeout(self, ctx: RunContext, oracle, lane, p: Produced, t):

@@ -24,6 +24,8 @@ class CampaignPlan:
     workers: int = 1                       # lanes testing at once
     producers: int = 0                     # producer processes (0: models made in the lanes' threads)
     probed: bool = False                   # the systems were probed (ops, opsets, the oracles' start-up)
+    quantized: float = 0.0                 # the share of QDQ graphs (mgen.quantized, or the systems' default)
+    qdq_opset: Optional[int] = None        # the newest opset QDQ graphs are written at (fuzz/qdq_opsets.py)
 
     @property
     def oracle(self) -> "Oracle":
@@ -41,7 +43,7 @@ class CampaignPlan:
             opsets = list(self.export.opsets) if self.export.opsets else self.export.opset
         return {"ops": [c.name for c in self.ops], "probed_rows": {op: len(r) for op, r in sorted(self.rows.items())},
                 "opsets": opsets, "int64_bits": getattr(self.search, "int64_bits", None), "onnx": self.onnx,
-                "workers": self.workers, "producers": self.producers, "probed": self.probed,
+                "quantized": self.quantized, "qdq_opset": self.qdq_opset, "workers": self.workers, "producers": self.producers, "probed": self.probed,
                 "oracles": [o.record() for o in self.oracles]}
 
     def shipped(self) -> Tuple["CampaignPlan", list]:

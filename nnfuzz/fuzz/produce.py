@@ -37,6 +37,7 @@ class Produced:
     rewrite: Optional[Dict] = None       # its record (meta.json ``rewrite``: seed, steps, aliases)
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
     index: Optional[int] = None          # the campaign's model number (producers: which slot made it, fuzz/producers.py)
+    grad: Optional[Dict] = None          # oracle=grad: what is differentiated (GradSpec.to_json(), in the payload)
 
     def __getstate__(self):
         return {**self.__dict__, "model": None}
@@ -48,7 +49,7 @@ class Produced:
             return self.model_bytes
         from nnfuzz.materialize.portable import pack
 
-        return pack(self.gir_text, self.weights, self.seed if fmt == "relax" else None)
+        return pack(self.gir_text, self.weights, self.seed if fmt == "relax" else None, self.grad)
 
     def relax_lowerable(self) -> bool:
         """Whether every op of the graph has a Relax lowering (a migrated test has no graph: False)."""
@@ -73,6 +74,27 @@ class Produced:
         return model_twins(model)
 
 
+def _quantized(gir, start, seed: int):
+    """(the QDQ graph, its start values, its summary) of the float graph ``gir`` (generate/qdq.py),
+    calibrated on the values its model starts from (``start``, or the seed's draws)."""
+    import numpy as np
+
+    from nnfuzz.generate.qdq import insert_qdq
+    from nnfuzz.materialize.model import random_values
+
+    values = start if start is not None else random_values(gir, np.random.default_rng(seed))
+    qgir, summary = insert_qdq(gir, seed, values)
+    return qgir, start, summary if summary["pairs"] else None
+
+
+def _qdq_opset(spec, cap: int, seed: int):
+    """``spec`` at an opset drawn from its range up to ``cap``, where the systems run QDQ graphs."""
+    import numpy as np
+
+    lo = min(spec.range[0], cap)
+    return spec.at(int(np.random.default_rng([seed & 0xFFFFFFFF, 0x0D2]).integers(lo, cap + 1)))
+
+
 def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float, guide=None) -> Produced:
     """Generate the graph for ``seed`` from ``plan``'s ops and rows (drawing with ``guide``, the coverage
     state's weights, if given), build its model (torch reference, ONNX, checks) and let the plan's
@@ -84,8 +106,15 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     t0 = time.perf_counter()
     policy = dataclasses.replace(cc.policy, seed=seed,
                                  graph_timeout_s=max(0.05, min(cc.policy.graph_timeout_s, time_left)))
+    from nnfuzz.generate.qdq import quantized_draw
+
+    qdq = quantized_draw(policy, plan.quantized, seed, plan.ops)  # a QDQ graph's policy, or None
     try:
-        gir, start = generate_for_search(policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
+        gir, start = generate_for_search(qdq or policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
+        if qdq is not None:
+            gir, start, summary = _quantized(gir, start, seed)
+            if summary is not None:  # (none: nothing in the graph was quantizable)
+                p.rec["quantized"] = summary
     except ConstraintError as e:
         p.error = ("no-graph", str(e))
         return p
@@ -103,6 +132,8 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         spec = dataclasses.replace(plan.export.for_model(seed),
                                    timeout_s=max(0.05, min(plan.export.timeout_s, time_left)))
+        if p.rec.get("quantized") and plan.qdq_opset is not None and (spec.opset or 0) > plan.qdq_opset:
+            spec = _qdq_opset(spec, plan.qdq_opset, seed)
         model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
     except NNFuzzError as e:
         p.error = ("nnfuzz-error", f"{type(e).__name__}: {e}")

@@ -46,7 +46,9 @@ class Counters:
     gen_failed: int = 0        # no graph within bounds (ConstraintError): not a bug
     undefined_values: int = 0  # models whose values break an op's domain (an integer division by zero): not run
     nnfuzz_errors: int = 0     # export/materialization errors: bugs in nnfuzz or torch, shown
+    quantized: int = 0         # tests of QDQ graphs (mgen.quantized, generate/qdq.py)
     no_rewrite: int = 0        # oracle=metamorphic: models no drawn rewrite applied to (too small): not run
+    no_gradient: int = 0       # oracle=grad: models with no differentiable path (or a non-finite eager gradient): not run
     invalid: collections.Counter = field(default_factory=collections.Counter)  # mgen.invalid: "rule: outcome" -> tests
     seconds: collections.Counter = field(default_factory=collections.Counter)  # per phase
     new_bugs: list = field(default_factory=list)  # this campaign's new root causes saved: folder + triage/brief.py's brief

@@ -39,6 +39,7 @@ class GenPolicy:
     max_attempts: int = 40
     guide: str = "coverage"  # coverage | none (generate/guide.py)
     guide_bugs: bool = True  # under guide=coverage: down-weight known bugs' triggers
+    quantized: Optional[float] = None  # the share of QDQ graphs (generate/qdq.py); None: the systems' default
     invalid: float = 0.0  # disruptive mode: the fraction of models made to break one rule (materialize/onnx/invalid.py)
 
     def __post_init__(self):
@@ -54,6 +55,10 @@ class GenPolicy:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
                 raise ConfigError(f"mgen.{name}={v!r} must be a probability in [0, 1]")
+        q = self.quantized
+        if q is not None and (isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 <= q <= 1.0):
+            raise ConfigError(f"mgen.quantized={q!r} must be a share in [0, 1], or null for the systems' default "
+                              "(0.3 on ort-cpu, openvino-cpu and tvm-cpu, 0 elsewhere)")
         if not isinstance(self.graph_timeout_s, (int, float)) or self.graph_timeout_s <= 0:
             raise ConfigError(f"mgen.graph_timeout_s={self.graph_timeout_s!r} must be a positive number of seconds")
         for key in ("binning", "value_ranges", "guide_bugs"):

@@ -6,6 +6,8 @@ then each weight's raw bytes in order. No pickle: a payload from someone else ru
 
 The ``relax`` format (TVM's Relax-native models) is the same payload with ``"relax": {"seed": N}`` in the
 header: the seed the module's layout (its functions and blocks, materialize/relax/build.py) is drawn from.
+A gradient test's payload (``oracle=grad``) has ``"grad": {"outputs": [...], "wrt": [...]}`` in the header
+(materialize/torch/grad.py GradSpec): the backend also runs the backward and returns the gradients.
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from nnfuzz.gir import GraphIR
 MAGIC = b"NNFZGIR1"
 
 
-def pack(gir_text: str, weights: Dict[str, np.ndarray], relax_seed: Optional[int] = None) -> bytes:
-    """The payload; with ``relax_seed``, a ``relax`` payload (the layout seed in its header)."""
+def pack(gir_text: str, weights: Dict[str, np.ndarray], relax_seed: Optional[int] = None,
+         grad: Optional[dict] = None) -> bytes:
+    """The payload; with ``relax_seed``, a ``relax`` payload (the layout seed in its header); with ``grad``
+    (GradSpec.to_json()), a gradient test's."""
     specs, blobs = [], []
     for name in sorted(weights):
         a = np.asarray(weights[name], order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
@@ -32,6 +36,8 @@ def pack(gir_text: str, weights: Dict[str, np.ndarray], relax_seed: Optional[int
     head = {"gir": json.loads(gir_text), "weights": specs}
     if relax_seed is not None:
         head["relax"] = {"seed": int(relax_seed)}
+    if grad is not None:
+        head["grad"] = grad
     header = json.dumps(head).encode()
     return MAGIC + struct.pack("<Q", len(header)) + header + b"".join(blobs)
 
@@ -51,6 +57,18 @@ def relax_seed(data: bytes) -> Optional[int]:
     except (KeyError, TypeError, ValueError) as e:
         raise NNFuzzError(f"malformed relax payload: its header's relax entry {header['relax']!r} has no "
                           f"integer seed ({type(e).__name__}: {e})") from e
+
+
+def grad_spec(data: bytes):
+    """The GradSpec of a gradient test's payload (None: a plain one, or ONNX bytes)."""
+    if not is_payload(data):
+        return None
+    _, header = _header(data)
+    if "grad" not in header:
+        return None
+    from nnfuzz.materialize.torch.grad import GradSpec
+
+    return GradSpec.from_json(header["grad"])
 
 
 def _header(data: bytes):

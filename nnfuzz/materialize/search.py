@@ -38,6 +38,7 @@ class SearchConfig:
     value_aware: bool = True   # grow graphs with safe values (generate/valueaware.py); the search checks them once
     repair_passes: int = 8     # value-aware generation: search passes to repair an insertion before undoing it
     int64_bits: int = 64       # 32 for systems that compute int64 in 32 bits (set by the campaign, not a knob)
+    kinks: bool = False        # keep values a margin from each op's kinks (materialize/torch/kinks.py): oracle=grad sets it
 
     @classmethod
     def from_dict(cls, d) -> "SearchConfig":
@@ -55,7 +56,7 @@ class SearchConfig:
                 raise ConfigError(f"search.{key}={v!r} must be a number >= {lo}")
         if d.get("int64_bits", 64) not in (32, 64):
             raise ConfigError(f"search.int64_bits={d['int64_bits']!r} must be 32 or 64")
-        for key in ("enabled", "proxy", "value_aware"):
+        for key in ("enabled", "proxy", "value_aware", "kinks"):
             v = d.get(key, getattr(cls, key))
             if not isinstance(v, bool):
                 raise ConfigError(f"search.{key}={v!r} must be true or false")
@@ -112,6 +113,10 @@ class ValueSearch:
         self.passes = 0  # forward passes made (the check-once pass included)
         self.fns = graph_lowerings(gir)
         self.losses = [loss_of(type(inst.op)) for inst in gir.insts]
+        if cfg.kinks:  # gradients are compared: values a margin away from every kink too
+            from nnfuzz.materialize.torch.kinks import with_kinks
+
+            self.losses = [with_kinks(lf, type(inst.op)) for lf, inst in zip(self.losses, gir.insts)]
         self._domains = None  # input/weight -> the domain its consumers ask of it (built on first draw)
 
     def evaluate(self, leaves: List[Leaf], proxy: bool) -> _Eval:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 ORACLES: Dict[str, type] = {}   # name -> Oracle subclass, filled on class creation
-BUILTIN = ("reference", "compare", "metamorphic", "invalid")  # nnfuzz/oracles/<module>.py
+BUILTIN = ("reference", "compare", "metamorphic", "invalid", "grad")  # nnfuzz/oracles/<module>.py
 
 
 @dataclasses.dataclass
@@ -35,7 +35,7 @@ class Tested:
     expected_outputs: Optional[Dict] = None  # the expected side's outputs, when another system ran
     reference: object = None                 # the ReferenceData judged with (with the float64 twins once made)
     twin: Optional[dict] = None              # for an inconsistency: were the float64 twins available, and why not
-    failed: Optional[str] = None             # oracle=metamorphic: which model failed ("original" | "rewrite")
+    failed: Optional[str] = None             # which part failed: oracle=metamorphic "original" | "rewrite"; oracle=grad "forward" | "backward"
     invalid_outcome: Optional[str] = None    # mgen.invalid: "rejected" | "accepted" | the bug's label
     expected_result: object = None           # the expected side's RunResult, when another system ran
     localization: object = None              # triage/localize.py Localization, when the test localized its verdict
@@ -57,6 +57,9 @@ class Oracle:
 
     name: ClassVar[str] = ""            # the registry key: ``oracle=<name>``, meta.json's ``oracle.kind``
     selectable: ClassVar[bool] = True   # False: turned on by another setting (``enabled``), not ``oracle=``
+    kinks: ClassVar[bool] = False       # the value search keeps values away from kinks (search.kinks): gradients compared
+    dialects: ClassVar[Tuple[str, ...]] = ()  # op dialects (AbsOpBase.dialect) generated for this oracle's tests
+    timeout_scale: ClassVar[float] = 1.0  # each sandbox run may take this many times fuzz.test_timeout
     expected_system: Optional[str] = None   # the backend whose outputs are expected (None: none, or torch eager)
     expected_options: Dict = dataclasses.field(default_factory=dict)
 

@@ -79,6 +79,7 @@ class Checker:
         self.model = None      # the last candidate's Model, verdict and BugMeta (when a bug)
         self.verdict = None
         self.bug_meta = None
+        self.spec = None       # oracle=grad: the last candidate's GradSpec
 
     def signature(self, c):
         from nnfuzz.errors import InternalError, NNFuzzError
@@ -86,6 +87,10 @@ class Checker:
         from nnfuzz.triage.judging import bug_signature, judge_run, local_judges, model_twins, replay_meta, settle_locally
         from nnfuzz.triage.repro import outputs_on, widened_of
 
+        if self.meta.grad is not None:  # oracle=grad: each candidate differentiated, run forward and backward
+            from nnfuzz.triage.grad_reduction import grad_signature
+
+            return grad_signature(self, c)
         try:
             model = build_model(c.gir, 0, export=self.export, values=(c.weights, c.inputs))
         except InternalError:
@@ -111,6 +116,14 @@ class Checker:
             self.bug_meta = self.bug_meta.replace(root_cause=self._crash_root(c, model, judged.verdict, run, widened))
         return bug_signature(self.bug_meta, judged.verdict)
 
+    def payload(self, c, model) -> bytes:
+        """Candidate ``c``'s model file as the bug's folder holds it (``model``: its built Model)."""
+        from nnfuzz.materialize.portable import model_payload, pack
+
+        if self.spec is not None:  # a gradient test's payload
+            return pack(c.gir.dumps(), c.weights, None, self.spec.to_json())
+        return model_payload(c.gir, c.weights, model.onnx, self.meta.format)
+
     def _crash_root(self, c, model, verdict, run, widened):
         from nnfuzz.materialize.portable import model_payload
         from nnfuzz.triage.crash_prefix import crash_root_of
@@ -125,7 +138,6 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     it and swapped in, so an interruption leaves either the old or the new folder). meta.json and
     err.log describe the reduced graph's run (``check``'s last one)."""
     from nnfuzz.gir import GraphIR
-    from nnfuzz.materialize.portable import model_payload
     from nnfuzz.triage.bugstore import MODEL_FILES
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
     from nnfuzz.triage.judging import err_log
@@ -144,7 +156,7 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     old = {name: (bug.path / name).read_bytes() for name in FILES if (bug.path / name).is_file()}
     note = f"{reduced_note(before, best.gir.n_nodes)}\n".encode()
     writers = {
-        MODEL_FILES[bug.format]: write_bytes(model_payload(best.gir, best.weights, model.onnx, bug.format)),
+        MODEL_FILES[bug.format]: write_bytes(check.payload(best, model)),
         "gir.json": write_bytes(best.gir.dumps().encode()),
         "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
         "meta.json": write_meta(meta),

@@ -124,11 +124,12 @@ def check_model_file(path: Path, data: bytes, fmt: str, checked: bool = True) ->
     passes the ONNX checker (``checked`` False: that only parses, for a model invalid on purpose), or a
     GraphIR payload (materialize/portable.py) that unpacks."""
     if fmt in PAYLOAD_FORMATS:
-        from nnfuzz.materialize.portable import relax_seed, unpack
+        from nnfuzz.materialize.portable import grad_spec, relax_seed, unpack
 
         try:
             unpack(data)
             relax_seed(data)
+            grad_spec(data)  # oracle=grad: the gradient record in the header
         except NNFuzzError as e:
             raise BugFolderError(f"{path} is not a valid GraphIR payload: {e}") from e
         return

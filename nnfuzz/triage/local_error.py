@@ -63,10 +63,12 @@ def _finite_or_str(x: float):
 
 
 def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Optional[np.ndarray]],
-                declared: Mapping[str, DType], widened: Iterable[str] = ()) -> List[NodeError]:
+                declared: Mapping[str, DType], widened: Iterable[str] = (),
+                allowance: Optional[Mapping[str, float]] = None) -> List[NodeError]:
     """The error of each output of ``op`` (outputs by var name, None where the system gave none) given
     its inputs ``ins`` (the system's own); ``declared``: each output var's dtype in the graph;
-    ``widened``: the input dtypes known only to within half an ulp (the system's precision allowance)."""
+    ``widened``: the input dtypes known only to within half an ulp (the system's precision allowance);
+    ``allowance``: an absolute error a float output may have besides its budget (``quantized_next``)."""
     from nnfuzz.reference.registry import eval_for
 
     fn = eval_for(type(op))
@@ -95,7 +97,10 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
             e.kind, e.note = "dtype", f"{got.dtype}, the graph declares {dt.value}"
         elif not dt.is_float:
             want = _cast(want, dt)
-            if band is None:
+            steps = op.accuracy.steps  # an integer on a quantization grid may be that many steps off
+            if band is None and steps:
+                differ = int(np.sum(np.abs(want.astype(np.int64) - got.astype(np.int64)) > steps))
+            elif band is None:
                 differ = int(np.sum(want != got))
             else:  # either end of the band, or the exact value between them (a Cast to bool of a widened 0),
                 # in either order once cast (-0.5 and 0.0 cast to bool read True, False)
@@ -105,13 +110,15 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
                 differ = int(np.sum((got < lo) | (got > hi)))
             e.ulps = float(differ)
             if differ:
-                e.kind, e.note = "values", f"{differ}/{got.size} elements differ"
+                e.kind, e.note = "values", f"{differ}/{got.size} elements differ" + (f" by more than {steps} "
+                                                                                      "quantization step" if steps else "")
         else:
-            _judge_float(e, want, got.astype(np.float64), band and (band[0][k], band[1][k]), scale_in)
+            _judge_float(e, want, got.astype(np.float64), band and (band[0][k], band[1][k]), scale_in,
+                         (allowance or {}).get(var, 0.0))
     return res
 
 
-def _judge_float(e: NodeError, want: np.ndarray, got: np.ndarray, band, scale_in: float) -> None:
+def _judge_float(e: NodeError, want: np.ndarray, got: np.ndarray, band, scale_in: float, allow: float = 0.0) -> None:
     lo, hi = band if band else (want, want)  # (_band's lows and highs, in order)
     lo, hi = np.minimum(lo, want), np.maximum(hi, want)
     fin_w, fin_g = np.isfinite(want), np.isfinite(got)
@@ -128,7 +135,7 @@ def _judge_float(e: NodeError, want: np.ndarray, got: np.ndarray, band, scale_in
     if not both.any():
         return
     w, g, lo, hi = want[both], got[both], lo[both], hi[both]
-    err = np.maximum(lo - g, 0.0) + np.maximum(g - hi, 0.0)
+    err = np.maximum(np.maximum(lo - g, 0.0) + np.maximum(g - hi, 0.0) - allow, 0.0)
     scale = max(float(np.max(np.abs(w))), scale_in)
     # near zero, ulps are counted at a floor: FLOOR of the output's scale, and the inputs' own scale, where
     # a result that cancels (x - tanh(x), x * Phi(x) for x < 0, sin of a large x) keeps only their digits
@@ -206,6 +213,7 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
     env = {**{k: np.asarray(v) for k, v in inputs.items()}, **{k: np.asarray(v) for k, v in weights.items()}}
     env.update({k: np.asarray(v) for k, v in got.items() if k not in env})
     widened = tuple(widened)
+    allowance = quantized_next(gir)
     judged, skipped = 0, {}
     for k, inst in enumerate(gir.insts):
         missing = [v for v in inst.inputs if v not in env]
@@ -215,7 +223,7 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
         outs = {v: (np.asarray(got[v]) if v in got else None) for v in inst.outputs}
         try:
             errs = node_errors(inst.op, k, [env[v] for v in inst.inputs], outs,
-                               {v: gir.vars[v].dtype for v in inst.outputs}, widened)
+                               {v: gir.vars[v].dtype for v in inst.outputs}, widened, allowance)
         except InternalError:
             raise
         except Exception as ex:  # noqa: BLE001 - a node the reference cannot judge is recorded, not guessed
@@ -226,3 +234,19 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
             if e.kind is not None:
                 return LocalErrors(e, judged, skipped)
     return LocalErrors(None, judged, skipped)
+
+
+def quantized_next(gir) -> Dict[str, float]:
+    """{var: absolute allowance} for the values every reader of which quantizes them (an op with
+    ``input_allowance``, QuantizeLinear) and that are no graph output: a system may compute such a value on
+    the integer grid, off by the allowance (docs/quantization.md)."""
+    readers: Dict[str, list] = {}
+    for inst in gir.insts:
+        for v in inst.inputs:
+            readers.setdefault(v, []).append(inst.op)
+    out = {}
+    for v, ops in readers.items():
+        if v not in gir.outputs and all(hasattr(op, "input_allowance") for op in ops):
+            out[v] = min(op.input_allowance() for op in ops)
+    return out
+

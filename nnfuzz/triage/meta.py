@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional
 
 from nnfuzz.triage.folder import BugFolderError
 
-SCHEMA_VERSION = 6   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
-# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause
+SCHEMA_VERSION = 7   # 1: before the schema key (no float64_twin); 2: schema, float64_twin; 3: export; 4: migration;
+# 5: rewrite (metamorphic oracle, with model_rewrite.onnx) and invalid (disruptive mode); 6: root_cause; 7: grad
 REQUIRED = ("system", "version", "symptom", "version_id")
 MIGRATION_SOURCES = ("onnx-node", "torch-opinfo")  # the library-test sources `nnfuzz migrate` reads
 
@@ -66,6 +66,9 @@ class BugMeta:
     rewrite: Optional[dict] = None
     # mgen.invalid: model.onnx breaks one rule on purpose: rule, op, node, change, checker (its message)
     invalid: Optional[dict] = None
+    # oracle=grad: outputs and wrt (what was differentiated), upstream (oracle.pkl's inputs holding the upstream
+    # gradients), gradients (its outputs holding the expected gradients), failed ("forward" | "backward" | null)
+    grad: Optional[dict] = None
     # written by the user: what the bug is, in a sentence (the report shows it); optional, additive, no schema bump
     note: Optional[str] = None
     # when it was first seen: at (UTC, ISO 8601), campaign ({seed, started} of the campaign that saved it), t
@@ -122,6 +125,9 @@ class BugMeta:
             raise BugFolderError(f"{where}: rewrite={meta.rewrite!r} must be an object with steps (a list) and aliases")
         if meta.invalid is not None and not (isinstance(meta.invalid, dict) and isinstance(meta.invalid.get("rule"), str)):
             raise BugFolderError(f"{where}: invalid={meta.invalid!r} must be an object naming the rule the model breaks")
+        if meta.grad is not None and not (isinstance(meta.grad, dict) and isinstance(meta.grad.get("outputs"), list)
+                                          and isinstance(meta.grad.get("wrt"), list)):
+            raise BugFolderError(f"{where}: grad={meta.grad!r} must be an object with outputs and wrt (lists of names)")
         if meta.note is not None and not isinstance(meta.note, str):
             raise BugFolderError(f"{where}: note={meta.note!r} must be a string (a sentence saying what the bug is)")
         if meta.found is not None and not (isinstance(meta.found, dict) and isinstance(meta.found.get("at"), str)):

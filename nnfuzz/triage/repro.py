@@ -55,9 +55,12 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     res = sandbox.run(bug_payload(bug, replay_format(bug, info)), bug.oracle["input"])
     o = bug.oracle
     ref = ReferenceData(o["input"], o["output"], o.get("output_f64"), o.get("output_f64_jitter"))
-    loc = None
+    loc, meta = None, bug.meta.replace(system=info.name)
     if bug.meta.rewrite is not None or bug.meta.invalid is not None:
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
+    elif bug.meta.grad is not None:  # oracle=grad: the forward, then the gradients
+        judged, loc, failed = _grad_judged(bug, sandbox, res, ref, tolerances)
+        meta = meta.replace(grad={**bug.meta.grad, "failed": failed})
     else:
         judged = judge_run(res, ref.output, info.engine, tolerances, ref)
         local = _local(bug, sandbox, tolerances, res.outputs)
@@ -70,13 +73,28 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     # time bound, or failed) is compared on the same footing: the replay keeps that record
     localized = (relocalize or bug.meta.first_divergent_node is not None or bug.meta.root_cause is not None) \
         and bug.meta.rewrite is None
-    now = replay_meta(bug.meta.replace(system=info.name), judged, res,
+    now = replay_meta(meta, judged, res,
                       (lambda: loc.to_meta()) if localized and loc is not None else None)
     # a folder saved before root causes (meta.json schema < 6) is compared on its own footing; `nnfuzz dedup
     # STORE --recheck` re-signs it with the root cause found now
     sig = bug_signature(now if bug.meta.root_cause is not None else now.replace(root_cause=None), v)
     same = v.label == bug.meta.symptom and (sig == want or not same_system)
     return Replay(REPRODUCED if same else OTHER_FAILURE, v, want, sig, info.version, now)
+
+
+def _grad_judged(bug, sandbox, res, ref, tolerances):
+    """(Judged, Localization or None, which part failed) of a gradient test's replay (oracles/grad.py)."""
+    from nnfuzz.materialize.torch.grad import is_grad
+    from nnfuzz.triage.grad_judging import grad_twins, judge_grad
+    from nnfuzz.triage.bugstore import bug_weights
+    from nnfuzz.triage.judging import settle_locally
+
+    local = _local(bug, sandbox, tolerances, {k: v for k, v in (res.outputs or {}).items() if not is_grad(k)})
+    settle = None if local is None else (lambda j, a, e: (*settle_locally(j, a, e, *local), False))
+    twins = None if bug.gir_text is None else \
+        (lambda: grad_twins(bug.gir_text, bug_weights(bug), ref, bug.meta.grad, bug.meta.seed or 0))
+    judged, failed, loc, _ = judge_grad(res, ref, sandbox.backend_info.engine, tolerances, twins, settle)
+    return judged, loc, failed
 
 
 def _noref_verdict(bug, sandbox, res, tolerances):

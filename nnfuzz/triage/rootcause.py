@@ -67,6 +67,8 @@ def canonical_op(name: str) -> str:
     """The ONNX op a system's own name for it stands for, where the name is the ONNX op's in other case,
     or with a rank suffix (TVM's TOPI ``resize2d`` and ``resize3d`` are both the frontend's ``Resize``,
     ``sign`` is ``Sign``): one fault reached through either name gives one signature. Other names stay."""
+    if name[:1].isupper():  # already spelled as ONNX spells its ops (and no onnx import for it)
+        return name
     ops = _onnx_ops()
     low = name.lower()
     return ops.get(low) or ops.get(re.sub(r"\d+d$", "", low)) or name

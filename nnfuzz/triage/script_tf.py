@@ -6,6 +6,12 @@ have; the script carries the model as the bug folder's SavedModel (``model/``, s
 ``serving_default``), packed as a base64 tar.gz, and runs it the way the backend does: TFLite converts it
 with builtin ops only and runs the LiteRT interpreter; XLA calls it inside ``tf.function(jit_compile=True)``.
 Inputs and expected outputs (the TF eager reference) are literal arrays, as in the ONNX scripts.
+
+A gradient test's bug (meta.json ``grad``, oracle=grad; tf-cpu and xla-cpu) runs the backward as well: the
+SavedModel's signature under a ``tf.GradientTape`` watching the inputs and weights (the SavedModel's
+variables) in ``WRT``, the outputs in ``GRAD_OUTPUTS`` differentiated with the recorded upstream gradients
+(the ``upstream:<output>`` inputs), inside ``tf.function(jit_compile=True)`` for XLA; the gradients are
+compared as ``grad:<name>`` outputs.
 """
 from __future__ import annotations
 
@@ -49,6 +55,35 @@ with tarfile.open(fileobj=io.BytesIO(SAVED_MODEL), mode="r:gz") as tar:
     tar.extractall(model_dir, **({{"filter": "data"}} if hasattr(tarfile, "data_filter") else {{}}))
 '''
 
+_GRAD_BODY = '''
+loaded = tf.saved_model.load(model_dir)
+fn = loaded.signatures["serving_default"]
+variables = {{v.name.split(":")[0][len("w_"):]: v for v in loaded.weights}}  # the float weights, by graph name
+WRT, GRAD_OUTPUTS = {wrt!r}, {grad_outputs!r}
+feed = {{k: tf.constant(v) for k, v in INPUTS.items() if not k.startswith("upstream:")}}
+upstream = [tf.constant(INPUTS["upstream:" + name]) for name in GRAD_OUTPUTS]
+
+
+def step(feed, upstream):
+    sources = [feed[name] if name in feed else variables[name] for name in WRT]
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        for s in sources:
+            tape.watch(s)
+        out = fn(**feed)
+    targets = [out[f"output_{{OUTPUT_NAMES.index(name)}}"] for name in GRAD_OUTPUTS]
+    grads = tape.gradient(targets, sources, output_gradients=upstream,
+                          unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    return out, grads
+
+
+if {jit}:  # XLA: forward and backward in one compiled function
+    step = tf.function(step, jit_compile=True)
+out, grads = step(feed, upstream)
+OUTPUTS = {{name: out[f"output_{{k}}"].numpy() for k, name in enumerate(OUTPUT_NAMES)}}
+OUTPUTS.update({{"grad:" + name: g.numpy() for name, g in zip(WRT, grads)}})
+'''
+
+
 def saved_model_dir(bug, into: Path) -> Path:
     """The bug's SavedModel folder: its ``model/``, or one written into ``into`` from the payload."""
     if (bug.path / "model" / "saved_model.pb").is_file():
@@ -83,8 +118,12 @@ def tf_script(bug, backend: str, head: dict) -> str:
     from nnfuzz.backends.registry import backend_class
     from nnfuzz.materialize.portable import unpack
 
-    needs, body = backend_class(backend).repro_gir
+    cls = backend_class(backend)
+    needs, body = cls.repro_gir
     gir, _ = unpack(bug.model_bytes)
+    if bug.meta.grad is not None:  # oracle=grad: the backward too
+        body = _GRAD_BODY.format(wrt=list(bug.meta.grad["wrt"]), grad_outputs=list(bug.meta.grad["outputs"]),
+                                 jit=cls.engine == "xla")
     expected = bug.oracle["output"] or {}
     with tempfile.TemporaryDirectory() as tmp:
         blob = base64.b64encode(_tar_gz(saved_model_dir(bug, Path(tmp)))).decode()

@@ -6,6 +6,11 @@ as a ``torch.export`` ExportedProgram (``torch.export.save``, base64) whose ATen
 script as a comment, and compiles ``ep.module()`` the way the backend compiles the module:
 ``torch.compile(backend="inductor", fullgraph=True, dynamic=False)`` under ``torch.no_grad()``. Inputs and
 expected outputs (torch eager) are literal arrays, as in the ONNX scripts.
+
+A gradient test's bug (meta.json ``grad``, oracle=grad) runs the backward as well: the inputs and weights
+in ``WRT`` require gradients, ``torch.autograd.grad`` differentiates the outputs in ``GRAD_OUTPUTS`` with
+the recorded upstream gradients (the ``upstream:<output>`` inputs), and the gradients are compared as
+``grad:<name>`` outputs with torch eager's.
 """
 from __future__ import annotations
 
@@ -57,14 +62,33 @@ def to_numpy(t):
 
 module = torch.export.load(io.BytesIO(PROGRAM)).module().to(DEVICE)
 fn = torch.compile(module, backend="inductor", fullgraph=True, dynamic=False)
-with torch.no_grad():
+{run}'''
+
+_FORWARD = '''with torch.no_grad():
     out = fn(*[to_torch(INPUTS[name]) for name in INPUT_NAMES])
-OUTPUTS = {{name: to_numpy(t) for name, t in zip(OUTPUT_NAMES, out)}}
+OUTPUTS = {name: to_numpy(t) for name, t in zip(OUTPUT_NAMES, out)}
+'''
+
+_BACKWARD = '''# the backward: d(sum(output * upstream)) / d(each of WRT), upstream gradients from INPUTS["upstream:<output>"]
+params = dict(module.named_parameters())
+xs = {name: to_torch(INPUTS[name]) for name in INPUT_NAMES}
+for name in WRT:
+    (xs[name] if name in xs else params[name]).requires_grad_(True)
+out = fn(*[xs[name] for name in INPUT_NAMES])
+OUTPUTS = {name: to_numpy(t) for name, t in zip(OUTPUT_NAMES, out)}
+pairs = [(t, to_torch(INPUTS["upstream:" + name])) for name, t in zip(OUTPUT_NAMES, out) if name in GRAD_OUTPUTS]
+leaves = [xs[name] if name in xs else params[name] for name in WRT]
+grads = torch.autograd.grad([t for t, _ in pairs], leaves, [u for _, u in pairs], allow_unused=True)
+for name, leaf, g in zip(WRT, leaves, grads):
+    OUTPUTS["grad:" + name] = to_numpy(g if g is not None else torch.zeros_like(leaf))
 '''
 
 
 def exported_program(bug, device: str = "cpu") -> "tuple[bytes, str]":
-    """The bug's torch module exported with ``torch.export`` (saved bytes) and its graph's code."""
+    """The bug's torch module exported with ``torch.export`` (saved bytes) and its graph's code (outside
+    no_grad for a gradient test's bug, whose script differentiates it)."""
+    import contextlib
+
     import torch
 
     from nnfuzz.materialize.portable import unpack
@@ -74,7 +98,7 @@ def exported_program(bug, device: str = "cpu") -> "tuple[bytes, str]":
     gir, weights = unpack(bug.model_bytes)
     module = GraphModule(gir, weights).eval().to(device)
     args = tuple(to_torch(np.asarray(bug.oracle["input"][i]), gir.vars[i].dtype).to(device) for i in gir.inputs)
-    with torch.no_grad():
+    with contextlib.nullcontext() if bug.meta.grad is not None else torch.no_grad():
         ep = torch.export.export(module, args)
     buf = io.BytesIO()
     torch.export.save(ep, buf)
@@ -90,8 +114,11 @@ def torch_script(bug, backend: str, head: dict) -> str:
     torch_device = "cuda" if head["device"] == "gpu" else "cpu"
     data, code = exported_program(bug, torch_device)
     blob = base64.b64encode(data).decode()
+    grad = bug.meta.grad
+    run = _FORWARD if grad is None else \
+        f"WRT, GRAD_OUTPUTS = {list(grad['wrt'])!r}, {list(grad['outputs'])!r}\n" + _BACKWARD
     return _HEAD.format(
-        b64array=B64ARRAY, code="\n".join(f"#   {line}" for line in code.strip().splitlines()),
+        run=run, b64array=B64ARRAY, code="\n".join(f"#   {line}" for line in code.strip().splitlines()),
         blob="\n".join(f'    "{line}"' for line in textwrap.wrap(blob, 96)),
         inputs=arrays_source("INPUTS", bug.oracle["input"]),
         expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}),

@@ -20,10 +20,10 @@ from nnfuzz.verdict import compare
 pytest.importorskip("onnxruntime")
 
 
-def _bug(tmp_path, *, symptom="inconsistency", corrupt=True):
+def _bug(tmp_path, *, symptom="inconsistency", corrupt=True, dtype="float32", ops=("Relu", "Add", "Sigmoid")):
     """A bug folder for a real generated model whose recorded reference is off by one (so the real
     ORT output disagrees with it), or exact (``corrupt=False``)."""
-    gir = generate_graph(GenPolicy(max_nodes=3, dtypes=["float32"], include=["Relu", "Add", "Sigmoid"]), seed=3)
+    gir = generate_graph(GenPolicy(max_nodes=3, dtypes=[dtype], include=list(ops)), seed=3)
     model = build_model(gir, 3)
     oracle = model.oracle.to_dict()
     if corrupt:  # a reference the real outputs disagree with (twins dropped: they would vouch for ORT)
@@ -67,6 +67,20 @@ def test_standalone_script_reproduces_without_nnfuzz(tmp_path):
     r = subprocess.run([sys.executable, str(good / "repro_tvm-cpu.py")], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and "not reproduced" in r.stdout, r.stderr
+
+
+@pytest.mark.slow
+def test_openvino_script_reads_a_bfloat16_output_as_bfloat16(tmp_path):
+    """OpenVINO hands a bfloat16 output to Python as its bits in a float16 array: the script reads them
+    back as bfloat16, so an exact bfloat16 model is "not reproduced" (not a dtype mismatch, nor values
+    compared as float16)."""
+    pytest.importorskip("openvino")
+    good = _bug(tmp_path, corrupt=False, dtype="bfloat16", ops=("Relu", "Neg"))
+    assert "bfloat16" in (good / "gir.json").read_text()
+    assert main(["repro", str(good), "--script", "backend=openvino-cpu"]) == 0
+    r = subprocess.run([sys.executable, "-I", str(good / "repro_openvino-cpu.py")], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300)
+    assert r.returncode == 0 and "not reproduced" in r.stdout, r.stdout + r.stderr
 
 
 def test_hostile_and_broken_folders_are_refused(tmp_path, capsys):

@@ -24,6 +24,33 @@ def test_batch_norm(x, dt):
     run(N.BatchNorm(eps=1e-5), [x, [4], [4]], dt)
 
 
+@pytest.mark.parametrize("dt", rows(N.BatchNormTraining), ids=str)
+@pytest.mark.parametrize("x", [[3, 4], [2, 4, 3], [2, 4, 3, 3]], ids=str)
+def test_batch_norm_training(x, dt):
+    run(N.BatchNormTraining(eps=1e-5, momentum=0.125), [x, [4], [4]], dt)
+
+
+def test_batch_norm_training_updates_the_running_statistics_as_torch_does():
+    """Three outputs: y (batch statistics), and BatchNorm's running mean and variance moved toward the
+    batch's mean and unbiased variance by ``momentum`` (what torch's module does to its buffers)."""
+    import numpy as np
+    import torch
+
+    from nnfuzz.reference.registry import eval_for
+
+    x = np.random.default_rng(0).standard_normal((5, 3, 4)).astype(np.float64)
+    w, b = np.array([1.0, 2.0, 0.5]), np.array([0.0, 1.0, -1.0])
+    bn = torch.nn.BatchNorm1d(3, eps=1e-3, momentum=0.5, dtype=torch.float64).train()
+    with torch.no_grad():
+        bn.weight.copy_(torch.from_numpy(w)), bn.bias.copy_(torch.from_numpy(b))
+        bn.running_mean.copy_(torch.linspace(-0.5, 0.5, 3, dtype=torch.float64))
+        bn.running_var.copy_(torch.linspace(0.5, 2.0, 3, dtype=torch.float64))
+        y = bn(torch.from_numpy(x))
+    got = eval_for(N.BatchNormTraining)(N.BatchNormTraining(eps=1e-3, momentum=0.5), x, w, b)
+    for a, want in zip(got, (y, bn.running_mean, bn.running_var)):
+        np.testing.assert_allclose(a, want.numpy(), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("dt", rows(N.InstanceNorm), ids=str)
 @pytest.mark.parametrize("x", [[2, 4, 3], [2, 4, 3, 3], [1, 4, 1, 1, 2]], ids=str)
 def test_instance_norm(x, dt):

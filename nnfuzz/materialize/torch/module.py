@@ -34,7 +34,7 @@ def _jittered(t, eps: float, rng, rounding: bool):
     down), plus up to ``eps / 8`` of the tensor's largest magnitude: a result of cancellation (a tiny
     difference of large values, also inside one op such as x - tanh(x)) is only as exact as its inputs."""
     u = torch.from_numpy(rng.uniform(-1.0, 1.0, size=(2,) + tuple(t.shape)))
-    scale = float(t.abs().nan_to_num(0.0, 0.0, 0.0).max())
+    scale = float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max())
     return t * (1 + eps * (torch.sign(u[0]) if rounding else u[0])) + (eps / 8) * scale * u[1]
 
 
@@ -84,7 +84,7 @@ class GraphModule(torch.nn.Module):
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if jitter is not None and inst.inputs:
                 outs = flip_ties(inst.op, args, outs, 4 * JITTER.get(self.gir.vars[inst.inputs[0]].dtype, 0.0),
-                                 side=1 if self._jitter_runs % 2 else -1)
+                                 side=1 if self._jitter_runs % 2 else -1, rng=jitter)
             env.update((v, up(t, v, computed=True)) for v, t in zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 

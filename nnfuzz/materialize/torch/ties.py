@@ -4,7 +4,10 @@ jump points, sign near zero. Jittered twin runs alternate the side of every near
 
 A tie rule is ``fn(inputs, out, margin, side) -> out``, registered per op class with
 ``@tie_rule(OpClass, ...)`` (or ``tie_rule(OpClass)(fn)``) in the family's
-``nnfuzz/ops/<family>/search.py``; ``compare`` and ``shifted`` build the common ones.
+``nnfuzz/ops/<family>/search.py``; ``compare`` and ``shifted`` build the common ones. A rule that needs
+the op's attributes (a quantization scale) is registered with ``with_op=True`` and called as
+``fn(op, inputs, outs, margin, side, rng) -> outs``, whatever its inputs' dtypes (a requantizing integer kernel
+rounds too).
 """
 from __future__ import annotations
 
@@ -14,7 +17,14 @@ from nnfuzz.abstract.optable import OpTable
 from nnfuzz.ops import load_aspect
 
 TIES = OpTable("tie rule")
-tie_rule = TIES.register
+
+
+def tie_rule(*op_classes, with_op: bool = False):
+    """Register a tie rule for ``op_classes`` (``with_op``: it takes the op and all outputs, see above)."""
+    def register(fn):
+        fn.with_op = with_op
+        return TIES.register(*op_classes)(fn)
+    return register
 
 
 def compare(xs, out, eps, side):
@@ -35,10 +45,15 @@ def shifted(fn):
     return apply
 
 
-def flip_ties(op, xs, outs, eps: float, side: int):
-    """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule)."""
+def flip_ties(op, xs, outs, eps: float, side: int, rng=None):
+    """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule). A
+    rule ``with_op`` also gets ``rng`` (the twin run's generator, or None) and may resolve each element's tie
+    to a side of its own: a system rounds each near tie its own way, and a sum over several of them moves
+    furthest when they go different ways."""
     load_aspect("search")
     fn = TIES.lookup(type(op))
+    if fn is not None and xs and getattr(fn, "with_op", False):
+        return list(fn(op, xs, outs, eps, side, rng))
     if fn is None or not xs or not xs[0].is_floating_point():
         return outs
     return [fn(xs, outs[0], eps, side)] + list(outs[1:])

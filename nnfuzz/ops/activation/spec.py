@@ -15,6 +15,7 @@ converts back).
 from nnfuzz.abstract.accuracy import Accuracy, EXACT, ROUNDED
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_INTS, DType
+from nnfuzz.abstract.kink import AT_ZERO, Kink
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 
@@ -39,6 +40,7 @@ class Activation(AbsOpBase, abstract=True):
 class PRelu(Activation):
     """ONNX PRelu takes bfloat16 from opset 16, and int32/int64 (whose x * slope may overflow: the
     value search rejects that)."""
+    kinks = {0: AT_ZERO}
     inp_ranks = [RANK_ALL, RANK_ALL]
     in_dtypes = [(d, d) for d in DTYPE_FLOATS + (DType.int32, DType.int64)]
     out_dtypes = _same(DTYPE_FLOATS + (DType.int32, DType.int64))
@@ -70,6 +72,7 @@ class HardSigmoidAlphaBeta(Activation):
 class ThresholdedRelu(Activation):
     """ONNX takes bfloat16 from opset 22."""
     accuracy = EXACT
+    kinks = {0: Kink(attrs=("alpha",))}
     attr_choices = {"alpha": (0.0, 0.25, 1.0, 2.0)}
 
     def __init__(self, *, alpha):
@@ -81,6 +84,7 @@ class Shrink(Activation):
     that overflow (uint8's 1 - 2) are rejected by the value search."""
     in_dtypes = _same(_NO_BF16 + DTYPE_INTS)
     out_dtypes = _same(_NO_BF16 + DTYPE_INTS)
+    kinks = {0: Kink(attrs=("lambd",), mirrored=True)}
     attr_choices = {"lambd": (0.5, 1.0, 2.0), "bias": (0.0, 1.0, 2.0)}
 
     def __init__(self, *, lambd, bias):

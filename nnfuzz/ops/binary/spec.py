@@ -9,6 +9,7 @@ from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_NUMERIC, DType
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
 from nnfuzz.abstract.domain import NONZERO, POSITIVE
+from nnfuzz.abstract.kink import Kink
 from nnfuzz.abstract.tensor import AbsTensor
 
 
@@ -61,6 +62,7 @@ class BinaryOp(AbsOpBase, abstract=True):
 # ---- arithmetic ----------------------------------------------------------------------------------
 
 class Add(BinaryOp):
+    qdq = "compute"
     pass
 
 
@@ -69,6 +71,7 @@ class Sub(BinaryOp):
 
 
 class Mul(BinaryOp):
+    qdq = "compute"
     pass
 
 
@@ -99,11 +102,13 @@ class Fmod(BinaryOp):
 class Max(BinaryOp):
     """Element-wise maximum."""
     accuracy = EXACT
+    kinks = {0: Kink(ties_with=1)}
 
 
 class Min(BinaryOp):
     """Element-wise minimum."""
     accuracy = EXACT
+    kinks = {0: Kink(ties_with=1)}
 
 
 # ---- comparison (output bool) --------------------------------------------------------------------

@@ -16,6 +16,7 @@ def _axis_in_range(axis, x):
 
 class Concat(AbsOpBase):
     """Join ``arity`` tensors along ``axis``; every other dim must agree."""
+    qdq = "compute"
     accuracy = EXACT
     family = "combine"
     in_dtypes = [(d, d) for d in DTYPE_ALL]  # arity 2; __init__ sets the rows for its own arity
@@ -45,6 +46,7 @@ class Concat(AbsOpBase):
 class Split(AbsOpBase):
     """Cut X along ``axis`` into consecutive pieces of the given ``sizes`` (they sum to the dim);
     one output per piece. Equal sizes are one solution among many."""
+    qdq = "same"
     accuracy = EXACT
     family = "combine"
     in_dtypes = [(d,) for d in DTYPE_ALL]
@@ -74,6 +76,7 @@ class Split(AbsOpBase):
 
 class Slice(AbsOpBase):
     """X[..., start:end:step, ...] on one axis, with 0 <= start < end <= dim and step >= 1."""
+    qdq = "same"
     accuracy = EXACT
     family = "combine"
     in_dtypes = [(d,) for d in DTYPE_ALL]

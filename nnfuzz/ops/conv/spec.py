@@ -53,6 +53,7 @@ class ConvBase(AbsOpBase, abstract=True):
 
 
 class ConvNd(ConvBase, abstract=True):
+    qdq, qdq_weight = "compute", (1, 0)
     def requires(self, inputs):
         x, w = inputs
         n, c, *spatial = x.shape

@@ -7,6 +7,7 @@ trigonometric ops have no bfloat16 variant, hence ``_F_NO_BF16``.
 from nnfuzz.abstract.accuracy import Accuracy, EXACT, ROUNDED
 from nnfuzz.abstract.domain import NONZERO, POSITIVE, Domain
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_NUMERIC, DTYPE_SIGNED_INTS, DType
+from nnfuzz.abstract.kink import AT_ZERO, Kink
 from nnfuzz.abstract.op import AbsOpBase
 from nnfuzz.abstract.tensor import AbsTensor
 
@@ -38,7 +39,9 @@ class UnaryNoBF16(UnaryOp, abstract=True):
 # ---- activations --------------------------------------------------------------------------------
 
 class Relu(UnaryOp):
+    qdq = "compute"
     accuracy = EXACT
+    kinks = {0: AT_ZERO}
     in_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
     out_dtypes = _same(DTYPE_FLOATS + DTYPE_SIGNED_INTS)
 
@@ -46,11 +49,13 @@ class Relu(UnaryOp):
 class Relu6(UnaryOp):
     """min(max(x, 0), 6)."""
     accuracy = EXACT
+    kinks = {0: Kink(points=(0.0, 6.0))}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
 
 class Gelu(UnaryOp):
+    qdq = "compute"
     attr_choices = {"approximate": ("none", "tanh")}
 
     def __init__(self, *, approximate):
@@ -58,14 +63,17 @@ class Gelu(UnaryOp):
 
 
 class Sigmoid(UnaryOp):
+    qdq = "compute"
     pass
 
 
 class Tanh(UnaryOp):
+    qdq = "compute"
     pass
 
 
 class Softplus(UnaryNoBF16):
+    qdq = "compute"
     pass
 
 
@@ -92,19 +100,23 @@ class Selu(UnaryNoBF16):
 
 
 class HardSwish(UnaryNoBF16):
+    qdq = "compute"
     accuracy = Accuracy(3)
-    pass
+    kinks = {0: Kink(points=(-3.0, 3.0))}
 
 
 class HardSigmoid(UnaryNoBF16):
+    qdq = "compute"
     accuracy = Accuracy(2)
-    pass
+    kinks = {0: Kink(points=(-3.0, 3.0))}
 
 
 class LeakyRelu(UnaryOp):
     """Slopes are exact in float32: ONNX stores float attributes as float32, so 0.1 would make a
     float64 model compute with 0.10000000149 on the ONNX side and 0.1 in torch."""
+    qdq = "compute"
     accuracy = ROUNDED
+    kinks = {0: AT_ZERO}
     attr_choices = {"negative_slope": (2.0 ** -7, 2.0 ** -3, 0.25, 0.5)}
 
     def __init__(self, *, negative_slope):
@@ -135,6 +147,7 @@ class Tanhshrink(UnaryOp):
 class Hardshrink(UnaryOp):
     """x where |x| > lambd else 0."""
     accuracy = EXACT
+    kinks = {0: Kink(attrs=("lambd",), mirrored=True)}
     attr_choices = {"lambd": (0.25, 0.5, 1.0)}
 
     def __init__(self, *, lambd):
@@ -144,6 +157,7 @@ class Hardshrink(UnaryOp):
 class Softshrink(UnaryOp):
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
     accuracy = ROUNDED
+    kinks = {0: Kink(attrs=("lambd",), mirrored=True)}
     attr_choices = {"lambd": (0.25, 0.5, 1.0)}
 
     def __init__(self, *, lambd):
@@ -226,6 +240,7 @@ class Atan(UnaryNoBF16):
 
 class Abs(UnaryOp):
     accuracy = EXACT
+    kinks = {0: AT_ZERO}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
@@ -238,23 +253,25 @@ class Neg(UnaryOp):
 
 class Sign(UnaryOp):
     accuracy = EXACT
+    kinks = {0: AT_ZERO}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = _same(DTYPE_NUMERIC)
 
 
 class Floor(UnaryOp):
     accuracy = EXACT
-    pass
+    kinks = {0: Kink(period=1.0)}   # a jump at every integer
 
 
 class Ceil(UnaryOp):
     accuracy = EXACT
-    pass
+    kinks = {0: Kink(period=1.0)}
 
 
 class Round(UnaryNoBF16):
     """Round half to even."""
     accuracy = EXACT
+    kinks = {0: Kink(period=1.0, offset=0.5)}   # a jump at every half-integer
 
 
 # ---- float classification (output bool) ----------------------------------------------------------

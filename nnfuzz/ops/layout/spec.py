@@ -31,6 +31,7 @@ def _pick_rank(viable, rng):
 
 class Reshape(LayoutOp):
     """Y has the target ``shape``; the element count is unchanged."""
+    qdq = "same"
     out_ranks = [ranks(1)]
     num_var_param = [1, 2, 3, 4, 5]
 
@@ -59,6 +60,7 @@ class Flatten(LayoutOp):
     inputs are excluded: the TorchScript exporter then loses the [1] shape and a later Squeeze
     exports as a no-op.
     """
+    qdq = "same"
     out_ranks = [ranks(1, 4)]
     attr_choices = {"axis": (0, 1, 2, 3)}
 
@@ -80,6 +82,7 @@ class Flatten(LayoutOp):
 
 class Transpose(LayoutOp):
     """Swap two axes, dim0 < dim1."""
+    qdq = "same"
     inp_ranks = [ranks(2)]
     out_ranks = [ranks(2)]
     attr_kinds = {"dim0": "index", "dim1": "index"}
@@ -100,6 +103,7 @@ class Transpose(LayoutOp):
 
 class Permute(LayoutOp):
     """Y.shape[i] = X.shape[perm[i]]; perm is a permutation of 0..rank-1."""
+    qdq = "same"
     inp_ranks = out_ranks = [ranks(2)]  # each instance: rank len(perm)
     num_var_param = [2, 3, 4, 5]
     attr_kinds = {"perm": "index"}
@@ -120,6 +124,7 @@ class Permute(LayoutOp):
 
 class Squeeze(LayoutOp):
     """Remove one axis whose dim is 1."""
+    qdq = "same"
     inp_ranks = [ranks(1)]
     out_ranks = [ranks(0, MAX_RANK - 1)]
     attr_kinds = {"axis": "index"}
@@ -145,6 +150,7 @@ class Squeeze(LayoutOp):
 
 class Unsqueeze(LayoutOp):
     """Insert an axis of dim 1 at position ``axis`` (0..rank)."""
+    qdq = "same"
     inp_ranks = [ranks(0, MAX_RANK - 1)]
     out_ranks = [ranks(1)]
     attr_kinds = {"axis": "index"}
@@ -216,6 +222,7 @@ class Tile(LayoutOp):
 
 class DepthToSpaceOp(LayoutOp, abstract=True):
     """NCHW: [N, C*b*b, H, W] -> [N, C, H*b, W*b]; the subclass says which input channel goes where."""
+    qdq = "same"
     inp_ranks = [(4,)]
     out_ranks = [(4,)]
 
@@ -246,6 +253,7 @@ class DepthToSpaceDCR(DepthToSpaceOp):
 
 class SpaceToDepth(LayoutOp):
     """NCHW: [N, C, H*b, W*b] -> [N, C*b*b, H, W] (torch.pixel_unshuffle)."""
+    qdq = "same"
     inp_ranks = [(4,)]
     out_ranks = [(4,)]
 

@@ -42,6 +42,7 @@ def _matmul_rule(a, b):
 
 
 class MatMul(AbsOpBase):
+    qdq, qdq_weight = "compute", (1, -1)
     accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
     in_dtypes = [(d, d) for d in LINEAR_DTYPES]
@@ -76,6 +77,7 @@ class MatMul(AbsOpBase):
 
 class Linear(AbsOpBase):
     """``y = x @ W.T + b``: x[..., K], W[N, K], b[N] -> y[..., N] (ONNX Gemm or MatMul + Add)."""
+    qdq, qdq_weight = "compute", (1, 0)
     accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
 
@@ -106,6 +108,7 @@ class Gemm(AbsOpBase):
     A'[M, K] @ B'[K, N]; C (rank 0..2) broadcasts one-way to [M, N] (each dim 1 or equal).
     Integer rows need integral alpha and beta (torch truncates them, ONNX keeps them as floats).
     """
+    qdq, qdq_weight = "compute", (1, None)
     accuracy = Accuracy(4, 1.0, "inner")
     family = "linear"
 

@@ -3,6 +3,8 @@ in float64 (rounded once by eval_op). They differ in where mean and var come fro
 
 BatchNorm:    fixed running statistics, as the lowering makes them: mean = linspace(-0.5, 0.5, C)
               and var = linspace(0.5, 2.0, C), built (and so rounded) in the input dtype.
+BatchNormTraining: the batch's statistics over N and S; BatchNorm's running statistics updated with
+              the batch mean and unbiased variance (torch's rule).
 InstanceNorm: per (sample, channel), over the spatial dims.
 GroupNorm:    per (sample, group of C/groups channels), over those channels and the spatial dims.
 LayerNorm:    over the last k dims; with ``affine``, weight and bias have the shape of those dims.
@@ -57,6 +59,19 @@ def _batch_norm(op, x, w, b):
     var = _per_channel(torch_linspace(0.5, 2.0, c, x.dtype), x.ndim)
     y = (f64(x) - mean) / np.sqrt(var + op.eps)
     return y * _per_channel(w, x.ndim) + _per_channel(b, x.ndim)
+
+
+@evaluates(N.BatchNormTraining)
+def _batch_norm_training(op, x, w, b):
+    axes = (0,) + tuple(range(2, x.ndim))
+    v, c = f64(x), x.shape[1]
+    y = _normalize(v, axes, op.eps) * _per_channel(w, x.ndim) + _per_channel(b, x.ndim)
+    n = v.size // c
+    mean, var = v.mean(axis=axes), v.var(axis=axes) * n / (n - 1)
+    m = op.momentum
+    running_mean = (1 - m) * f64(torch_linspace(-0.5, 0.5, c, x.dtype)) + m * mean
+    running_var = (1 - m) * f64(torch_linspace(0.5, 2.0, c, x.dtype)) + m * var
+    return y, running_mean, running_var
 
 
 @evaluates(N.InstanceNorm)

@@ -74,6 +74,28 @@ def _batch_norm(op, g, x, w, b):
                 **attrs(g, "BatchNormalization", epsilon=float(op.eps), momentum=0.9, **mode))
 
 
+@onnx_lowers(N.BatchNormTraining)
+def _batch_norm_training(op, g, x, w, b):
+    """Composed (ONNX's training-mode BatchNormalization updates the running variance with the biased
+    batch variance and the other momentum convention): y as InstanceNorm's composition over N and S, the
+    running statistics from ReduceMean."""
+    dt, rank, shape = g.dtype(x), g.rank(x), g.shape(x)
+    c = shape[1]
+    axes = [0] + list(range(2, rank))
+    n = int(np.prod([shape[a] for a in axes]))
+    y = channel_affine(g, normalize(g, x, axes, op.eps), w, b)
+    d = g.op("Sub", x, reduce(g, "ReduceMean", x, axes, True), shape=shape)
+    batch_mean = reduce(g, "ReduceMean", x, axes, False)
+    batch_var = g.op("Mul", reduce(g, "ReduceMean", g.op("Mul", d, d, shape=shape), axes, False),
+                     g.like(n / (n - 1), batch_mean))
+    m = op.momentum
+    out = []
+    for start, end, batch, name in ((-0.5, 0.5, batch_mean, "mean"), (0.5, 2.0, batch_var, "var")):
+        old = g.const(torch_linspace(start, end, c, np.dtype(dt.numpy())), dt, name)
+        out.append(g.op("Add", g.op("Mul", old, g.like(1 - m, old)), g.op("Mul", batch, g.like(m, batch))))
+    return y, out[0], out[1]
+
+
 @onnx_lowers(N.InstanceNorm)
 def _instance_norm(op, g, x, w, b):
     """InstanceNormalization, or composed over the spatial dims."""

@@ -1,6 +1,7 @@
 """Normalisations with tf.nn.moments (biased variance, as torch) and tf.nn.batch_normalization,
 half-precision inputs computed in float32 like torch's CPU kernels. BatchNorm's running statistics
-are the torch lowering's constants: linspace(-0.5, 0.5, C) and linspace(0.5, 2, C)."""
+are the torch lowering's constants: linspace(-0.5, 0.5, C) and linspace(0.5, 2, C) (BatchNormTraining updates
+them with the batch mean and unbiased variance, as torch does)."""
 import numpy as np
 
 from nnfuzz.ops.norm import spec as N
@@ -49,3 +50,18 @@ def _layer_norm(op, x, *params):
     dt, r = compute_dtype(x), len(x.shape)
     w, b = (tf.cast(p, dt) for p in params) if op.affine else (None, None)
     return tf.cast(_normalize(tf.cast(x, dt), list(range(r - op.k, r)), op.eps, w, b), x.dtype)
+
+
+@tf_lowers(N.BatchNormTraining)
+def _batch_norm_training(op, x, w, b):
+    from nnfuzz.ops.norm.numpy import torch_linspace
+
+    r, c = len(x.shape), int(x.shape[1])
+    axes = [0] + list(range(2, r))
+    n = int(np.prod([int(x.shape[a]) for a in axes]))
+    y = _normalize(x, axes, op.eps, _per_channel(w, r, x.dtype), _per_channel(b, r, x.dtype))
+    mean, var = tf.nn.moments(x, axes)
+    m, dt = op.momentum, x.dtype.as_numpy_dtype
+    old_mean = tf.constant(torch_linspace(-0.5, 0.5, c, np.dtype(dt)))
+    old_var = tf.constant(torch_linspace(0.5, 2.0, c, np.dtype(dt)))
+    return y, (1 - m) * old_mean + m * mean, (1 - m) * old_var + m * (var * (n / (n - 1)))

@@ -56,6 +56,7 @@ class PoolBase(AbsOpBase, abstract=True):
 
 
 class MaxPool1d(PoolBase):
+    qdq = "same"
     inp_ranks = [(3,)]
     out_ranks = [(3,)]
     attr_kinds = _pads("pad_w")
@@ -68,6 +69,7 @@ class MaxPool1d(PoolBase):
 
 
 class MaxPool2d(PoolBase):
+    qdq = "same"
     in_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     out_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     inp_ranks = [(4,)]
@@ -82,6 +84,7 @@ class MaxPool2d(PoolBase):
 
 
 class MaxPool3d(PoolBase):
+    qdq = "same"
     in_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     out_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     inp_ranks = [(5,)]
@@ -98,6 +101,7 @@ class MaxPool3d(PoolBase):
 
 class AvgPoolBase(PoolBase, abstract=True):
     """No dilation (it is 1); ``count_include_pad`` picks whether padding counts in the mean."""
+    qdq = "compute"
     accuracy = Accuracy(4, 1.0, "spatial")
 
     attr_choices = {"count_include_pad": (True, False)}
@@ -166,10 +170,12 @@ class GlobalPoolBase(AbsOpBase, abstract=True):
 
 class GlobalAvgPool(GlobalPoolBase):
     """ONNX GlobalAveragePool."""
+    qdq = "compute"
 
 
 class GlobalMaxPool(GlobalPoolBase):
     """A keepdim max over the spatial dims (ONNX ReduceMax)."""
+    qdq = "same"
     accuracy = EXACT
 
     in_dtypes = [(d,) for d in REDUCE_MAX_DTYPES]

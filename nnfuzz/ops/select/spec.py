@@ -1,6 +1,7 @@
 """Selection and value-mapping ops: Where (broadcasting select), Clip, Cast."""
 from nnfuzz.abstract.accuracy import EXACT, ROUNDED
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_SIGNED_INTS, DType
+from nnfuzz.abstract.kink import Kink
 from nnfuzz.abstract.op import RANK_ALL, AbsOpBase
 from nnfuzz.ops.binary.spec import broadcast_requires, broadcast_shape
 from nnfuzz.abstract.tensor import AbsTensor
@@ -27,6 +28,7 @@ class Clip(AbsOpBase):
     """min(max(x, min), max); shape and dtype kept. Bounds are integral so they also suit integer
     tensors; min == max (both 0) is allowed. uint8 is left out: the exporter casts a negative bound
     to uint8 (wrapping), which torch does not."""
+    qdq = "compute"
     accuracy = EXACT
     family = "select"
 
@@ -34,6 +36,7 @@ class Clip(AbsOpBase):
     in_dtypes = [(d,) for d in _DTYPES]
     out_dtypes = [(d,) for d in _DTYPES]
     attr_choices = {"min": (-6.0, -1.0, 0.0), "max": (0.0, 1.0, 6.0)}
+    kinks = {0: Kink(attrs=("min", "max"))}
 
     def __init__(self, *, min, max):
         self.min = min

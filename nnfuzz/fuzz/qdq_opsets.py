@@ -1,0 +1,50 @@
+"""The opsets QDQ graphs are written at: a system may read an opset for most ops yet lack the quantize
+kernels of its newest version (ONNX Runtime 1.32 reads opset 28 and has no QuantizeLinear(28)). Its
+optimizer then rewrites such a model before finding that out, and what it reports (a fused QLinear
+node with mismatched types) reads like a bug although the model could never run there. So QDQ graphs
+are written at the opsets where a QuantizeLinear -> DequantizeLinear model runs on every ONNX system of
+the campaign: probed once per backend version, newest first, and cached beside the opset probe."""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import numpy as np
+
+KEY = "qdq:{}"  # the opset probe cache's key for "a Q -> DQ model runs at this opset"
+
+
+def qdq_opset(sandboxes, export, clock) -> Optional[int]:
+    """The newest opset of ``export``'s range at which every ONNX sandbox runs a Q -> DQ model (None: none)."""
+    from nnfuzz.fuzz.probe import _write_json, cache_path
+
+    lo, hi = export.range
+    cap = hi
+    for sandbox in sandboxes:
+        path = cache_path(sandbox.backend_info, "opsets")
+        cached = json.loads(path.read_text()) if path.is_file() else {}
+        found = None
+        for o in range(cap, lo - 1, -1):
+            if KEY.format(o) not in cached:
+                res = sandbox.run(_model(o), {"x": np.array([0.3, -0.2], np.float32)}, timeout=clock.run_timeout())
+                cached[KEY.format(o)] = res.status == "ok"
+                _write_json(path, cached)
+            if cached[KEY.format(o)]:
+                found = o
+                break
+        if found is None:
+            return None
+        cap = found
+    return cap
+
+
+def _model(opset: int) -> bytes:
+    from onnx import TensorProto, helper
+
+    ops = [helper.make_opsetid("", opset)]
+    g = helper.make_graph(
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]), helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+        "qdq_probe", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor("s", TensorProto.FLOAT, [], [0.1]), helper.make_tensor("z", TensorProto.UINT8, [], [3])])
+    return helper.make_model(g, opset_imports=ops, ir_version=helper.find_min_ir_version_for(ops)).SerializeToString()

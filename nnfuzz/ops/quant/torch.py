@@ -1,0 +1,93 @@
+"""Quantization as fake quantization in torch: the spec's arithmetic on float and integer tensors
+(``torch.round`` rounds half to even), so the reference model, the value search and the float64 twin
+run quantized graphs like any other. Real values are computed in the float dtype the graph gives them
+(float32; float64 in the twin, where every integer arrives as int64); integer kernels accumulate in
+int64 (convolutions in float64, exact below 2^53)."""
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from nnfuzz.ops.quant import spec as Q
+from nnfuzz.materialize.torch.lowering import lowers
+
+
+def _f32(v) -> list:
+    return np.asarray(v, dtype=np.float32).astype(np.float64).tolist()
+
+
+def _scales(scale, axis, x, fdt):
+    """``scale`` as a tensor broadcasting against ``x`` (a scalar, or per slice along ``axis``)."""
+    if axis is None:
+        return torch.tensor(_f32(scale), dtype=fdt, device=x.device)
+    shape = [1] * x.dim()
+    shape[axis] = x.shape[axis]
+    return torch.tensor(_f32(Q.per_axis_scales(scale, x.shape[axis])), dtype=fdt, device=x.device).reshape(shape)
+
+
+def _real_dtype(q):
+    """float32, or float64 in the float64 twin (which widens every integer to int64)."""
+    return torch.float64 if q.dtype == torch.int64 else torch.float32
+
+
+def _saturate(v, dtype):
+    lo, hi = Q.QRANGE[dtype]
+    return torch.clamp(v, lo, hi).to(dtype.torch())
+
+
+@lowers(Q.QuantizeLinear)
+def _quantize(op, x):
+    return _saturate(torch.round(x / _scales(op.scale, op.axis, x, x.dtype)) + int(op.zero_point), op.to)
+
+
+@lowers(Q.DequantizeLinear)
+def _dequantize(op, q):
+    fdt = _real_dtype(q)
+    return (q.to(fdt) - int(op.zero_point)) * _scales(op.scale, op.axis, q, fdt)
+
+
+@lowers(Q.DynamicQuantizeLinear)
+def _dynamic(op, x):
+    lo, hi = torch.clamp(x.min(), max=0.0), torch.clamp(x.max(), min=0.0)
+    scale = (hi - lo) / 255.0
+    zp = torch.clamp(torch.round(-lo / scale), 0, 255)
+    y = torch.clamp(torch.round(x / scale) + zp, 0, 255)
+    return y.to(torch.uint8), scale, zp.to(torch.uint8)
+
+
+def _centered(a, zero_point):
+    return a.long() - int(zero_point)
+
+
+def _requantize(acc, multiplier, zero_point, dtype):
+    return _saturate(torch.round(acc.double() * multiplier) + int(zero_point), dtype)
+
+
+def _int_conv(op, x, w):
+    return torch.round(F.conv2d(x.double(), w.double(), None, stride=op.stride, padding=op.padding,
+                                dilation=op.dilation, groups=op.groups))
+
+
+@lowers(Q.MatMulInteger)
+def _matmul_integer(op, a, b):
+    return torch.matmul(_centered(a, op.a_zero_point), _centered(b, op.b_zero_point)).to(torch.int32)
+
+
+@lowers(Q.QLinearMatMul)
+def _qlinear_matmul(op, a, b):
+    acc = torch.matmul(_centered(a, op.a_zero_point), _centered(b, op.b_zero_point))
+    mult = _f32(op.a_scale) * _f32(op.b_scale) / _f32(op.y_scale)
+    return _requantize(acc, mult, op.y_zero_point, op.to)
+
+
+@lowers(Q.ConvInteger)
+def _conv_integer(op, x, w):
+    return _int_conv(op, _centered(x, op.x_zero_point), _centered(w, op.w_zero_point)).to(torch.int32)
+
+
+@lowers(Q.QLinearConv)
+def _qlinear_conv(op, x, w):
+    acc = _int_conv(op, _centered(x, op.x_zero_point), w.long())
+    o = w.shape[0]
+    mult = torch.tensor(_f32(op.w_scales(o)), dtype=torch.float64, device=x.device).reshape(1, o, 1, 1)
+    mult = mult * _f32(op.x_scale) / _f32(op.y_scale)
+    return _requantize(acc, mult, op.y_zero_point, op.to)

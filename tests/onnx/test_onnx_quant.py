@@ -1,0 +1,93 @@
+"""The quant family (nnfuzz/ops/quant): for every op and every dtype it declares, single-op graphs with
+drawn scales and zero points are written directly as ONNX at opsets 13, 19, 21 and the
+newest, canonically and with drawn spellings; onnx's ReferenceEvaluator on each model agrees exactly with
+the numpy reference, and so does the torch lowering (fake quantization) that computed the oracle.
+Quantized outputs are compared exactly: the drawn values land within float rounding of a tie with a
+probability of about 1e-6 per element, and every side rounds half to even."""
+import numpy as np
+import pytest
+from onnx_reference_fixes import REFERENCE_FIXES
+
+from nnfuzz.abstract import OP_REGISTRY, load_builtin_ops
+from nnfuzz.errors import ConstraintError
+from nnfuzz.generate import generate_graph
+from nnfuzz.generate.policy import GenPolicy
+from nnfuzz.materialize.model import build_model
+from nnfuzz.materialize.onnx.direct import Unspellable, build_onnx
+from nnfuzz.materialize.onnx.export import check_onnx
+from nnfuzz.materialize.onnx.spec import FIRST_OPSET, ExportSpec, newest_opset
+from nnfuzz.materialize.search import SearchConfig
+from nnfuzz.reference import evaluate
+
+onnx_ref = pytest.importorskip("onnx.reference")
+
+load_builtin_ops()
+OPS = sorted((c for c in OP_REGISTRY.values() if c.family == "quant"), key=lambda c: c.name)
+GRAPHS_PER_CASE = 3
+REFERENCE_SINCE = 19
+
+
+def quant_models(cls, row, seeds=range(80)):
+    """(gir, model) of one-node graphs of ``cls`` on the dtype row ``row`` (input dtypes, output dtypes;
+    every dtype allowed: the ops' rows mix float and integer types)."""
+    for seed in seeds:
+        try:
+            gir = generate_graph(GenPolicy(seed=seed, max_nodes=1, include=[cls.name], max_elems=256))
+        except ConstraintError:
+            continue
+        (inst,) = gir.insts
+        if (tuple(gir.vars[v].dtype for v in inst.inputs), tuple(gir.vars[v].dtype for v in inst.outputs)) != row:
+            continue
+        model = build_model(gir, seed, export=False, search=SearchConfig(time_ms=300))
+        if model.oracle.output is not None:
+            yield gir, model
+
+
+def _cases():
+    for cls in OPS:
+        for row in sorted(set(zip(cls.in_dtypes, cls.out_dtypes)), key=str):
+            yield pytest.param(cls, row, id=f"{cls.name}-{'-'.join(d.short for d in row[0] + row[1])}")
+
+
+def test_the_family_has_its_ops():
+    assert [c.name for c in OPS] == ["ConvInteger", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+                                     "QLinearConv", "QLinearMatMul", "QuantizeLinear"]
+
+
+@pytest.mark.parametrize("cls, row", list(_cases()))
+def test_reference_evaluator_numpy_and_torch_agree(cls, row):
+    compared, written = 0, set()
+    for gir, model in quant_models(cls, row):
+        if compared >= GRAPHS_PER_CASE:
+            break
+        (inst,) = gir.insts
+        want = evaluate(gir, model.weights, model.oracle.input)
+        for name, w in model.oracle.output.items():
+            _same(want[name], w, f"{inst.op!r}: numpy vs torch, {name}")
+        for opset in (FIRST_OPSET, REFERENCE_SINCE, 21, newest_opset()):
+            for spelling, seed in (("canonical", 0), ("random", 1), ("random", 2)):
+                spec = ExportSpec(opset=opset, spelling=spelling, seed=seed, opsets=(opset, newest_opset()))
+                try:
+                    proto, used, drawn = build_onnx(gir, model.weights, spec)
+                except Unspellable:
+                    continue
+                what = f"{inst.op!r} on {[str(gir.vars[v]) for v in inst.inputs]} at opset {used.opset} {drawn}"
+                written.add(used.opset)
+                check_onnx(proto, [gir.vars[o] for o in gir.outputs], gir.outputs, where=what)
+                # onnx's own (De)QuantizeLinear from 19; below it, its newest one (onnx_reference_fixes)
+                fixes = REFERENCE_FIXES if used.opset < REFERENCE_SINCE else None
+                got = onnx_ref.ReferenceEvaluator(proto, new_ops=fixes).run(None, dict(model.oracle.input))
+                for name, g in zip(gir.outputs, got):
+                    _same(np.asarray(g), want[name], f"{what}: ReferenceEvaluator vs numpy, {name}")
+        compared += 1
+    assert compared, f"no single-op graph of {cls.name} on the dtypes {row}"
+    assert written, f"{cls.name}{row} was written at no opset"
+
+
+def _same(got, want, what):
+    assert got.shape == want.shape and got.dtype == want.dtype, \
+        f"{what}: {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=0, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
