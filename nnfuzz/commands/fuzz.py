@@ -183,6 +183,7 @@ def run(cfg) -> int:
         "noise": counters.noise,      # disagreements with every node within its accuracy budget
         "checked": counters.checked,  # passes checked node by node (precision faults at their source)
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
+        "producer_restarts": counters.producer_restarts,
         "quantized": counters.quantized, "no_rewrite": counters.no_rewrite, "no_gradient": counters.no_gradient,
         "invalid": dict(counters.invalid), "not_dynamic": counters.not_dynamic,
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),

@@ -84,11 +84,14 @@ def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
 
 
 def run_campaign(cc: CampaignConfig, oracles: Optional[Tuple["Oracle", ...]] = None) -> Counters:
-    """Run a campaign; ``cc`` is settled first unless ``oracles`` says it was (``settle``)."""
-    if oracles is None:
-        cc, oracles = settle(cc)
+    """Run a campaign; ``cc`` is settled first unless ``oracles`` says it was (``settle``). The store is
+    locked for it (fuzz/store_lock.py): a second campaign on ``fuzz.out`` is refused."""
+    from nnfuzz.fuzz.store_lock import store_lock
+
     stop = StopRequest()
-    with stop.on_signals():
+    with store_lock(cc.out), stop.on_signals():
+        if oracles is None:
+            cc, oracles = settle(cc)
         try:
             counters = _start_and_run(cc, oracles, stop)
         except Stopped:  # while the sandbox started or probing ran: nothing was tested

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import nnfuzz
 from nnfuzz.errors import InternalError, ModelBuildError
+from nnfuzz.fuzz.diskfull import disk_full, store_full, write_unless_full
 from nnfuzz.fuzz.context import SLOW_PATIENCE, Clock, RunContext, tolerances_of
 from nnfuzz.fuzz.plan import CampaignPlan
 from nnfuzz.fuzz.produce import Produced, produce
@@ -101,15 +102,23 @@ class Campaign:
                 self.sink.close()
         except Stopped:
             pass  # a second signal while closing down: the counters so far are the campaign's result
+        except Exception as e:
+            full = disk_full(e)
+            if full is None:
+                raise
+            raise store_full(self.cfg.out, full) from e  # (fuzz/diskfull.py: after the last records below)
         finally:
             self.counters.stopped = self.stop.name
-            self.guide.tick(self.counters.tests, self.counters.elapsed, force=True)
-            self.record_seeds()
+            write_unless_full(lambda: self.guide.tick(self.counters.tests, self.counters.elapsed, force=True),
+                              "the coverage guide's state", self.note)
+            write_unless_full(self.record_seeds, "campaign_state.json (the next campaign may test again "
+                              "the seeds of this one's last seconds)", self.note)
             with self.lock:  # a lane still finishing a test neither counts nor logs it after this line
                 self.ended = True
-                self.log.write({"campaign_end": {"stopped": self.stop.name, "tests": self.counters.tests,
-                                                 "lost": self.counters.lost}})
-                self.log.close()
+                write_unless_full(lambda: self.log.write({"campaign_end": {
+                    "stopped": self.stop.name, "tests": self.counters.tests, "lost": self.counters.lost}}),
+                    "campaign_end to the log", self.note)
+                write_unless_full(self.log.close, "the log's last lines", self.note)
         return self.counters
 
     def tick(self) -> None:
@@ -165,6 +174,7 @@ class Campaign:
         from nnfuzz.fuzz.executors import make_producers
 
         producers = self.producers = self.producers or make_producers(self.cfg)
+        producers.on_death = self.producer_died
         try:
             if isinstance(producers, _local_producers()):  # (Ray's producer actors are not guided yet)
                 producers.go(self.cfg, self.plan, self.left(), self.guide.state.to_json())
@@ -295,6 +305,15 @@ class Campaign:
             self.counters.lost += 1
             self.log.write({**p.rec, "verdict": "lost", "error": why})
         self.note(f"test of seed {p.seed} lost: {why}")
+
+    def producer_died(self, record: dict) -> None:
+        """A producer process died (fuzz/producer_watch.py) and was restarted: counted, logged with the
+        seeds it held (to replay the crash: ``mgen.seed=S``) and its Python stack."""
+        with self.lock:
+            self.counters.producer_restarts += 1
+            self.log.write({"producer_died": record})
+        self.note(f"a producer died (exit code {record.get('exit_code')}) holding seeds {record.get('seeds')}; "
+                  f"restarted ({self.counters.producer_restarts} so far); its stack is in {self.cfg.log or 'the log'}")
 
     def add_seconds(self, phase: str, s: float) -> None:
         with self.lock:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import sys
 import os
 import time
 from pathlib import Path
@@ -58,7 +59,7 @@ def probe_support(sandbox, ops: List[type], cc, export, clock) -> Tuple[List[typ
     row, {op name: its supported rows}) limit the campaign's generator. Prints what was found."""
     info = sandbox.backend_info
     path = cache_path(info, _probe_spec(export).opset)
-    cached: Dict[str, Dict[str, bool]] = json.loads(path.read_text()) if path.is_file() else {}
+    cached: Dict[str, Dict[str, bool]] = read_cache(path, rows=True)
     todo = []
     for cls in ops:
         for row in _class_rows(cls, cc.policy):
@@ -96,7 +97,7 @@ def probe_opsets(sandboxes, cc, clock):
     lo, hi = FIRST_OPSET, newest_opset()
     for sandbox in sandboxes:
         path = cache_path(sandbox.backend_info, "opsets")
-        cached = json.loads(path.read_text()) if path.is_file() else {}
+        cached = read_cache(path, rows=False)
         if str(hi) not in cached:
             errors = {}
             for o in range(FIRST_OPSET, hi + 1):
@@ -131,11 +132,38 @@ def _opset_model(opset: int) -> bytes:
     return helper.make_model(g, opset_imports=ops, ir_version=helper.find_min_ir_version_for(ops)).SerializeToString()
 
 
+def read_cache(path: Path, rows: bool) -> dict:
+    """A probe cache file ({op: {row: bool}} when ``rows``, else {opset: bool}); {} when there is none,
+    and when it is corrupt or truncated (a campaign killed while writing it, a full disk): then it is
+    probed again, with a warning that names the file."""
+    if not path.is_file():
+        return {}
+    try:
+        cached = json.loads(path.read_text())
+        if not isinstance(cached, dict) or not all(
+                isinstance(v, dict) and all(isinstance(ok, bool) for ok in v.values()) if rows else isinstance(v, bool)
+                for v in cached.values()):
+            raise ValueError("not the probe cache's layout")
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        print(f"warning: the probe cache {path} is unreadable ({type(e).__name__}: {e}); probing again "
+              "and rewriting it", file=sys.stderr, flush=True)
+        return {}
+    return cached
+
+
 def _write_json(path: Path, obj) -> None:
+    """Write through a temporary file of this process's own (two campaigns may probe at once)."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(obj, indent=1, sort_keys=True))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _class_rows(cls, policy) -> List[Row]:

@@ -43,6 +43,7 @@ class Produced:
     shapes: Optional[list] = None
     dynamic_onnx: Optional[bytes] = None
     dynamic_forms: Dict = dataclasses.field(default_factory=dict)
+    index: Optional[int] = None          # the campaign's model number (producers: which slot made it, fuzz/producers.py)
     grad: Optional[Dict] = None          # oracle=grad: what is differentiated (GradSpec.to_json(), in the payload)
 
     def __getstate__(self):

@@ -27,17 +27,34 @@ WARM_UP_S = 10.0   # bound on the throw-away warm-up model's generation and buil
 
 
 class Producers:
-    """``n`` producers: the first is started at once and warms up; ``go`` sets them all to work."""
+    """``n`` producers: the first is started at once and warms up; ``go`` sets them all to work. One
+    that dies is restarted (fuzz/producer_watch.py): ``on_death`` (set by the campaign) gets its record."""
 
     def __init__(self, cc: "CampaignConfig", n: int):
-        ctx = mp.get_context("spawn")
-        self.n = n
-        self.queue = ctx.Queue(maxsize=2 * n)
-        self.updates = [ctx.Queue() for _ in range(n)]  # coverage guidance's news, one per producer (put never blocks)
+        import tempfile
+        import threading
+        from pathlib import Path
+
+        from nnfuzz.fuzz.producer_watch import Slots
+
+        self.ctx = ctx = mp.get_context("spawn")
+        self.n, self.cc = n, cc
         self.done = ctx.Event()
+        self.slots = Slots(ctx, n, Path(tempfile.mkdtemp(prefix="nnfuzz-producers-")))
+        self.got = list(range(-n, 0))   # per slot, the last model number received (k - n: none yet)
+        self.skip = set()               # model numbers a producer died making: never made again
+        self.on_death = None            # (record) -> None, the campaign's: logs and counts a death
+        self.restarts, self._quiet_deaths, self._go = 0, 0, None
+        self._restart_lock = threading.Lock()
+        self._spawn()
+
+    def _spawn(self) -> None:
+        ctx = self.ctx
+        self.queue = ctx.Queue(maxsize=2 * self.n)
+        self.updates = [ctx.Queue() for _ in range(self.n)]  # coverage guidance's news, one per producer (put never blocks)
         reader, self._plan = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_producer_main, daemon=True, name="nnfuzz-producer",
-                                args=(cc, n, reader, self.queue, self.done, self.updates))
+                                args=(self.cc, self.n, reader, self.queue, self.done, self.updates, self.slots))
         try:
             self.proc.start()
         except BaseException:
@@ -50,8 +67,13 @@ class Producers:
         """Start making models: the campaign's config and plan, and the coverage guide's state
         (GuideState.to_json) they start from."""
         shipped, op_names = plan.shipped()
+        self._go = (cc, shipped, op_names, time.monotonic() + time_left, guide_state)
+        self._send()
+
+    def _send(self) -> None:
+        starts = [self.got[k] + self.n for k in range(self.n)]
         try:
-            self._plan.send((cc, shipped, op_names, time.time() + time_left, guide_state))
+            self._plan.send((*self._go, starts, frozenset(self.skip)))
         except OSError:
             pass  # the producer died: get() says so
 
@@ -63,22 +85,62 @@ class Producers:
                 q.put(updates)
 
     def get(self, timeout: float) -> Optional[Produced]:
-        """The next model, or None after ``timeout`` s; NNFuzzError once the producers have exited."""
+        """The next model, or None after ``timeout`` s (a producer found dead meanwhile is restarted);
+        NNFuzzError once they die again and again without making a model."""
+        q = self.queue
         try:
-            return self.queue.get(timeout=timeout)
+            p = q.get(timeout=timeout)
         except queue_mod.Empty:
-            if not self.proc.is_alive():
-                raise NNFuzzError(f"the producer processes exited (exit code {self.proc.exitcode}); "
-                                  "see the messages above") from None
+            p = None
+        except (OSError, ValueError):  # closed by a restart in another lane's thread while this one waited
+            if q is self.queue:
+                raise
             return None
+        if p is not None:
+            with self._restart_lock:  # (counted before a restart decides where the producers start again)
+                if p.index is not None:
+                    k = p.index % self.n
+                    self.got[k] = max(self.got[k], p.index)
+                self._quiet_deaths = 0
+        self._watch(q)  # on every call: while one producer fills the queue, another may have died
+        return p
 
-    def close(self) -> None:
-        """Stop them at once: they hold nothing worth waiting for (no one reads the queue now, and a
-        model half made is thrown away); the forked ones die with the first. Closing again does nothing."""
-        if self.done.is_set():
-            return
-        self.done.set()
-        if self.proc.pid is not None:  # (None: never started)
+    def _watch(self, q) -> None:
+        """Restart the producers if one died (once, whichever lane thread finds it)."""
+        from nnfuzz.fuzz import producer_watch as watch
+        from nnfuzz.fuzz.resume import seed_at
+
+        if not watch.dead(self.slots, self.proc.exitcode):
+            return  # (all alive, or ended on their own past the deadline)
+        with self._restart_lock:
+            if q is not self.queue or self.done.is_set():
+                return  # restarted by another lane meanwhile, or closed
+            deaths = watch.dead(self.slots, self.proc.exitcode)
+            if not deaths:
+                return
+            cc = self._go[0] if self._go else self.cc
+            records = [watch.death_record(self.slots, k, code, lambda i: seed_at(cc.policy.seed, cc.tested_seeds or (), i))
+                       for k, code in deaths]
+            self._quiet_deaths += 1
+            if self._quiet_deaths > watch.MAX_QUIET_DEATHS:
+                raise NNFuzzError(f"the producer processes exited (exit code {deaths[0][1]}) "
+                                  f"{self._quiet_deaths} time(s) with no model made in between; the seeds they "
+                                  f"held: {[s for r in records for s in r['seeds']]}; see the messages above")
+            self.skip.update(r["index"] for r in records if r["index"] is not None)
+            self._stop_group()
+            self.slots.reset()
+            self.restarts += 1
+            self._spawn()
+            if self._go is not None:  # (else ``go`` sends it; a restart starts from the coverage state sent then)
+                self._send()
+        for r in records:
+            if self.on_death is not None:
+                self.on_death(r)
+
+    def _stop_group(self) -> None:
+        """End this generation of producers (the forked ones die with the first) and drop its queues:
+        what a dead process left half-written there is never read."""
+        if self.proc.pid is not None:
             self.proc.kill()
             self.proc.join(5.0)
         self._plan.close()
@@ -86,30 +148,48 @@ class Producers:
             q.close()
             q.cancel_join_thread()
 
+    def close(self) -> None:
+        """Stop them at once: they hold nothing worth waiting for (no one reads the queue now, and a
+        model half made is thrown away); the forked ones die with the first. Closing again does nothing."""
+        import shutil
 
-def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates) -> None:
+        if self.done.is_set():
+            return
+        self.done.set()
+        self._stop_group()
+        shutil.rmtree(self.slots.faults, ignore_errors=True)
+
+
+def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates, slots) -> None:
     """The first producer: warm up, wait for the campaign's plan, fork the other producers, make models."""
     import os
 
     from nnfuzz.fuzz.lifeline import serve_the_campaign
+    from nnfuzz.fuzz.producer_watch import enable_faults, reap
 
     serve_the_campaign()  # the campaign decides when to stop; dies with it
+    enable_faults(slots, 0)
     cpu_only()
     one_thread()
     warm_up(cc)
     sent = _wait_for_plan(plans, done)
     if sent is None:
         return
-    cc, plan, op_names, wall_deadline, guide_state = sent
+    cc, plan, op_names, deadline, guide_state, starts, skip = sent
     plan = plan.with_ops(_ops(cc, op_names))
-    k = _fork_others(n)
+    k, children = _fork_others(n)
+    if k == 0 and children:
+        reap(children, slots)
+    elif k > 0:
+        enable_faults(slots, k)
     guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
+    work = _Work(starts[k], n, deadline, skip, slots.held, k)
     if k == 0:
-        _make_models(cc, plan, 0, n, wall_deadline, q, done, guide)
+        _make_models(cc, plan, work, q, done, guide)
         return
     code = 0
     try:
-        _make_models(cc, plan, k, n, wall_deadline, q, done, guide)
+        _make_models(cc, plan, work, q, done, guide)
         q.close()
         q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
     except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
@@ -121,23 +201,25 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates) -> Non
         os._exit(code)  # never the first producer's exit path (mp's atexit handlers, its queue's threads)
 
 
-def _fork_others(n: int) -> int:
+def _fork_others(n: int):
     """Fork producers 1 .. n-1 from this warm process; return which producer this process is (0: the
-    first). The only other thread here is the lifeline's watcher, sleeping: the fork is safe, and
+    first) and, in the first, its children (pid -> producer). The only other thread here is the lifeline's watcher, sleeping: the fork is safe, and
     Python's warning about forking a threaded process (3.12+) would only alarm the user."""
     import os
     import warnings
 
     from nnfuzz.fuzz.lifeline import die_with_parent
 
+    children = {}
     for k in range(1, n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             pid = os.fork()
         if pid == 0:
             die_with_parent(os.getppid(), pdeathsig=True)
-            return k
-    return 0
+            return k, {}
+        children[pid] = k
+    return 0, children
 
 
 def cpu_only() -> None:
@@ -186,14 +268,40 @@ class _Guided:
             self.guide.state.add(p.covered)
 
 
-def _make_models(cc, plan, i: int, stride: int, wall_deadline: float, q, done, guided=None) -> None:
-    """The campaign's models ``i``, ``i + stride``, ... until told to stop or past the deadline."""
+class _Work:
+    """A producer's share: model numbers ``start``, ``start + stride``, ... until ``deadline``
+    (time.monotonic, the same clock in every process here), but those in ``skip`` (a producer died
+    making them); ``held[slot]`` says which one is being made."""
+
+    def __init__(self, start: int, stride: int, deadline: float, skip, held, slot: int):
+        self.i, self.stride, self.deadline, self.skip = start, stride, deadline, skip
+        self.held, self.slot = held, slot
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def take(self) -> int:
+        while self.i in self.skip:
+            self.i += self.stride
+        self.held[self.slot] = self.i
+        return self.i
+
+    def put_done(self) -> None:
+        self.held[self.slot] = -1
+        self.i += self.stride
+
+
+def _make_models(cc, plan, work: _Work, q, done, guided=None) -> None:
+    """The campaign's models of ``work`` until told to stop or past the deadline."""
+    from nnfuzz.fuzz.producer_watch import maybe_die
     from nnfuzz.fuzz.resume import seed_at
 
-    while not done.is_set() and time.time() < wall_deadline:
+    while not done.is_set() and work.left() > 0:
+        i = work.take()
+        maybe_die(i)
         seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
-        p = produce_or_report(cc, plan, seed, wall_deadline - time.time(),
-                              guided.before() if guided is not None else None)
+        p = produce_or_report(cc, plan, seed, work.left(), guided.before() if guided is not None else None)
+        p.index = i
         if guided is not None:
             guided.after(p)
         while not done.is_set():
@@ -202,7 +310,7 @@ def _make_models(cc, plan, i: int, stride: int, wall_deadline: float, q, done, g
                 break
             except queue_mod.Full:
                 continue
-        i += stride
+        work.put_done()
 
 
 def produce_or_report(cc, plan, seed: int, time_left: float, guide=None) -> Produced:

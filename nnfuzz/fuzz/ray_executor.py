@@ -229,8 +229,11 @@ def _producer_class():
             """Makes the campaign's models by index (fuzz/producers.py makes them the same way)."""
 
             def __init__(self, cc):
+                import faulthandler
+
                 from nnfuzz.fuzz.producers import one_thread, warm_up
 
+                faulthandler.enable(all_threads=True)  # a native crash leaves its Python stack in the actor's log
                 one_thread()
                 warm_up(cc)
                 self.plan = None
@@ -240,13 +243,15 @@ def _producer_class():
 
                 self.plan = (cc, plan.with_ops(_ops(cc, op_names)))
 
-            def make(self, i: int, wall_deadline: float):
+            def make(self, i: int, time_left: float):
                 from nnfuzz.fuzz.producers import produce_or_report
                 from nnfuzz.fuzz.resume import seed_at
 
                 cc, plan = self.plan
                 seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
-                return produce_or_report(cc, plan, seed, wall_deadline - time.time())
+                p = produce_or_report(cc, plan, seed, time_left)
+                p.index = i
+                return p
 
         _CLASSES["producer"] = Producer
     return _CLASSES["producer"]
@@ -259,7 +264,9 @@ class RayProducers:
     def __init__(self, cc, n: int, executor: RayExecutor):
         self.executor, self.n, self.cc = executor, n, cc
         self.actors = [self.executor.spawn(_producer_class(), cc, num_cpus=0) for _ in range(n)]
-        self.inflight = {}          # ObjectRef -> actor
+        self.inflight = {}          # ObjectRef -> (actor, model number)
+        self.on_death = None        # (record) -> None, the campaign's: logs and counts a producer's death
+        self.restarts = 0
         self.next_i = 0
         self.deadline = 0.0
         self.lock = threading.Lock()
@@ -267,7 +274,7 @@ class RayProducers:
 
     def go(self, cc, plan, time_left: float) -> None:
         ray = _ray()
-        self.deadline = time.time() + time_left
+        self.deadline = time.monotonic() + time_left  # (this host's clock: actors get the time left)
         self._plan_args = (cc, *plan.shipped())
         ray.get([a.go.remote(*self._plan_args) for a in self.actors])
         for a in self.actors:
@@ -275,9 +282,9 @@ class RayProducers:
                 self._submit(a)
 
     def _submit(self, actor) -> None:
-        ref = actor.make.remote(self.next_i, self.deadline)
+        ref = actor.make.remote(self.next_i, self.deadline - time.monotonic())
         self.next_i += 1
-        self.inflight[ref] = actor
+        self.inflight[ref] = (actor, self.next_i - 1)
 
     def get(self, timeout: float):
         """The next model, or None after ``timeout`` s; a producer actor that died is replaced (its
@@ -285,24 +292,32 @@ class RayProducers:
         ray = _ray()
         from ray.exceptions import RayActorError
 
+        from nnfuzz.fuzz.resume import seed_at
+
         with self.lock:
             if self.closed or not self.inflight:
                 return None
             ready, _ = ray.wait(list(self.inflight), num_returns=1, timeout=timeout)
             if not ready:
                 return None
-            actor = self.inflight.pop(ready[0])
+            actor, i = self.inflight.pop(ready[0])
             try:
                 p = ray.get(ready[0])
-            except RayActorError:
+            except RayActorError as e:
+                held = sorted([i] + [j for a, j in self.inflight.values() if a is actor])
                 self._replace(actor)
+                self.restarts += 1
+                record = {"slot": None, "exit_code": None, "index": i, "error": str(e).splitlines()[0][:300],
+                          "seeds": [seed_at(self.cc.policy.seed, self.cc.tested_seeds or (), j) for j in held]}
+                if self.on_death is not None:
+                    self.on_death(record)
                 return None
             self._submit(actor)
             return p
 
     def _replace(self, dead) -> None:
         ray = _ray()
-        for ref in [r for r, a in self.inflight.items() if a is dead]:
+        for ref in [r for r, (a, _) in self.inflight.items() if a is dead]:
             del self.inflight[ref]
         self.executor.forget(dead)
         self.actors.remove(dead)

@@ -53,11 +53,9 @@ class RunResult:
     signal: Optional[int] = None
     seconds: dict = field(default_factory=dict)  # {"compile", "execute", "ipc"} (+ "start" after a restart)
     exc_type: str = ""       # qualified exception type for status "error" (e.g. "tvm.error.OpNotImplemented")
-    # a dynamic model's run (``inputs`` a list, one dict per shape; docs/dynamic-shapes.md): the outputs of
-    # every shape (``outputs`` is shape 0's), the shape it ended at when it failed, the compiles counted
-    shapes: Optional[list] = None
-    shape: Optional[int] = None
-    compiles: Optional[int] = None
+    shapes: Optional[list] = None    # a dynamic model's run (docs/dynamic-shapes.md): every shape's outputs,
+    shape: Optional[int] = None      # the shape it ended at when it failed,
+    compiles: Optional[int] = None   # the compiles the system counted
 
     @property
     def ok(self) -> bool:
@@ -116,6 +114,7 @@ class Sandbox:
         self.stop = stop
         self.env = dict(env or {})
         self.workers_started = 0
+        self.killed_retries = 0     # runs made again after their worker was killed from outside (SIGKILL)
         self._worker: Optional[WorkerHandle] = None
         self._info: dict = {}
 
@@ -258,9 +257,8 @@ class Sandbox:
         return self.backend_info.format
 
     def format_for(self, p) -> str:
-        """The format the produced test ``p`` is sent in: drawn by its seed (BackendInfo.format_for), and
-        ONNX where that draw is ``relax`` but some op of the graph has no Relax lowering or the model has a
-        dynamic ONNX form (docs/dynamic-shapes.md)."""
+        """The format the produced test ``p`` is sent in: drawn by its seed (BackendInfo.format_for); ONNX
+        where that draw is ``relax`` but an op lacks a Relax lowering or the model has a dynamic ONNX form."""
         fmt = self.backend_info.format_for(p.seed)
         dynamic = p.dynamic_forms.get("onnx") == "dynamic"  # (Relax-native models are static)
         return "onnx" if fmt == "relax" and (dynamic or not p.relax_lowerable()) else fmt
@@ -278,8 +276,20 @@ class Sandbox:
         return self.run(self.payload(model, fmt), inputs, timeout=timeout)
 
     def run(self, model_bytes: bytes, inputs, *, timeout: float | None = None) -> RunResult:
-        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed); ``inputs``
-        a list of input dicts: a dynamic model compiled once and run at each shape (RunResult.shapes)."""
+        """Compile ``model_bytes`` and run it on ``inputs`` in the worker (starting one if needed; a list of
+        input dicts: a dynamic model compiled once and run at each shape, RunResult.shapes). A worker killed
+        by SIGKILL was killed from outside (the kernel's OOM killer, a user: no system under test sends it
+        to itself, and the sandbox's own memory kill says so): the run is made again once on a fresh worker,
+        and the test takes that run's result (``killed_retries`` counts them)."""
+        res = self._run(model_bytes, inputs, timeout)
+        if res.status == "crash" and res.signal == signal.SIGKILL:
+            self.killed_retries += 1
+            again = self._run(model_bytes, inputs, timeout)
+            again.seconds["killed_retry"] = sum(res.seconds.values())
+            return again
+        return res
+
+    def _run(self, model_bytes: bytes, inputs, timeout: float | None) -> RunResult:
         timeout = self.test_timeout if timeout is None else float(timeout)
         seconds = {}
         self._check_stop()
@@ -291,21 +301,18 @@ class Sandbox:
         mark = w.log_mark()
         t0 = time.perf_counter()
         try:
-            return self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0)
+            shape = [None]  # where a dynamic model's run is (its "shape" messages)
+            res = self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0, shape)
+            if isinstance(inputs, list) and res.status in ("crash", "timeout"):
+                res.shape = shape[0]
+            return res
         except BaseException:
             # a stop (Stopped, KeyboardInterrupt) or a bug here: the worker may still be busy with this
             # model, and its late answer must never be read as the next run's, so it goes.
             self._drop()
             raise
 
-    def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0) -> RunResult:
-        stage, shape = "compile", [None]
-        res = self._answer(w, model_bytes, inputs, timeout, seconds, mark, t0, shape)
-        if isinstance(inputs, list) and res.status in ("crash", "timeout"):
-            res.shape = shape[0]
-        return res
-
-    def _answer(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0, shape) -> RunResult:
+    def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0, shape) -> RunResult:
         stage = "compile"
         try:
             w.conn.send(("runs" if isinstance(inputs, list) else "run", model_bytes, inputs))

@@ -63,6 +63,7 @@ class Counters:
     dynamic_runs: int = 0      # the shapes they ran
     dynamic_compiles: int = 0  # the compiles they took (torch.compile's recompilations included)
     not_dynamic: int = 0       # oracle=static: models that could not be made dynamic: not run
+    producer_restarts: int = 0  # producer processes that died (a native crash) and were started again (fuzz/producer_watch.py)
 
     @property
     def elapsed(self) -> float:
@@ -162,7 +163,9 @@ class Status:
                 f"tests {c.tests} ({c.rate():.1f}/s) | {v} | {bugs_line(c)}"
                 + (f" | nnfuzz errors {c.nnfuzz_errors}" if c.nnfuzz_errors else "")
                 + (f" | {len(self.lanes)} workers" if len(self.lanes) > 1 else "")
-                + (f" | lost {c.lost}" if c.lost else "") + (f" | {hint}" if hint else ""))
+                + (f" | lost {c.lost}" if c.lost else "")
+                + (f" | producer restarts {c.producer_restarts}" if c.producer_restarts else "")
+                + (f" | {hint}" if hint else ""))
 
     def _plain(self, force: bool = False) -> None:
         if force or time.monotonic() - self._last_plain > 5.0:
@@ -190,6 +193,8 @@ class Status:
                                  f"nnfuzz errors {c.nnfuzz_errors}")
         if c.lost:
             t.add_row("lost", f"{c.lost} tests in flight when their worker's process or node died")
+        if c.producer_restarts:
+            t.add_row("producers", f"{c.producer_restarts} restarted after dying (seeds held: campaign.jsonl producer_died)")
         if len(self.lanes) > 1:
             for lane in self.lanes:
                 t.add_row(f"worker {lane.name}", lane.describe())

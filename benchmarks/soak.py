@@ -1,0 +1,187 @@
+"""A long campaign watched from outside (issue 30): does anything grow, slow down or fail over an hour?
+
+    python benchmarks/soak.py --backend ort-cpu --minutes 60 [--every 30] [--out DIR] [-- OVERRIDE ...]
+
+Runs ``nnfuzz fuzz backend=B time=Mm fuzz.reduce=true`` (the default campaign, plus any Hydra overrides
+after ``--``, e.g. ``fuzz.workers=1``) in a process of its own and samples it every ``--every`` seconds:
+
+- RSS and PSS (MiB) of every process of the campaign, by role: the campaign, its producers, its sandbox
+  workers (those of the lanes and the background reducer's), others (multiprocessing's tracker);
+- open file descriptors (all of the campaign's processes together);
+- disk used by the store and by its log (campaign.jsonl and its parts);
+- tests/s over the last interval (the log's test records);
+- worker restarts (worker processes seen so far minus those alive), producer restarts (the log's
+  ``producer_died``) and nnfuzz errors (the log's ``nnfuzz-error`` verdicts).
+
+Then it checks the issue's aims between the sample nearest minute 10 (half-way through shorter
+runs) and the last one: no long-lived process's RSS grows by more than 10 %; tests/s at the end within
+10 % of then; 0 nnfuzz errors; the store's growth per hour. Figures mean something only on a quiet
+machine (one campaign, nothing else running).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.proc_memory import _field_kb, tree  # noqa: E402
+from nnfuzz.fuzz.runlog import read_log  # noqa: E402
+
+ROLES = ("campaign", "producer", "worker", "other")
+AIM_GROWTH = 0.10   # memory of a process, and tests/s, between the reference sample and the last
+
+
+def role(pid: int, root: int) -> str:
+    if pid == root:
+        return "campaign"
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "other"
+    if "nnfuzz.fuzz.worker" in cmd:
+        return "worker"
+    if ("spawn_main" in cmd and "resource_tracker" not in cmd) or comm.startswith("nnfuzz-produc"):
+        return "producer"
+    return "other"
+
+
+def fds(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def du_mb(path: Path, pattern: str = "**/*") -> float:
+    return sum(p.stat().st_size for p in path.glob(pattern) if p.is_file()) / 2 ** 20 if path.exists() else 0.0
+
+
+def log_counts(out: Path) -> dict:
+    tests = errors = producer_deaths = 0
+    problems = []
+    for r in read_log(out, problems) if (out / "campaign.jsonl").exists() else ():
+        if "producer_died" in r:
+            producer_deaths += 1
+        elif r.get("verdict") == "nnfuzz-error":
+            errors += 1
+        elif r.get("verdict") not in (None, "no-graph", "cut", "lost"):
+            tests += 1
+    return {"tests": tests, "nnfuzz_errors": errors, "producer_restarts": producer_deaths}
+
+
+class Sampler:
+    def __init__(self, root: int, out: Path):
+        self.root, self.out = root, out
+        self.workers_seen = set()
+        self.rows = []
+        self.t0 = time.monotonic()
+        self.last_tests, self.last_t = 0, self.t0
+
+    def sample(self) -> dict:
+        now = time.monotonic()
+        procs = {}
+        for pid in tree(self.root):
+            r = role(pid, self.root)
+            rss = _field_kb(f"/proc/{pid}/status", "VmRSS:") / 1024
+            pss = _field_kb(f"/proc/{pid}/smaps_rollup", "Pss:") / 1024
+            if rss:
+                procs[pid] = (r, rss, pss, fds(pid))
+        workers = {p for p, v in procs.items() if v[0] == "worker"}
+        self.workers_seen |= workers
+        counts = log_counts(self.out)
+        rate = (counts["tests"] - self.last_tests) / max(1e-6, now - self.last_t)
+        self.last_tests, self.last_t = counts["tests"], now
+        row = {"min": (now - self.t0) / 60, "procs": procs, "fds": sum(v[3] for v in procs.values()),
+               "store_mb": du_mb(self.out), "log_mb": du_mb(self.out, "campaign*.jsonl*"), "tests_s": rate,
+               "worker_restarts": len(self.workers_seen) - len(workers), **counts}
+        self.rows.append(row)
+        return row
+
+
+def fmt_row(row: dict) -> str:
+    by = {r: [v for v in row["procs"].values() if v[0] == r] for r in ROLES}
+    mem = "  ".join(f"{sum(v[1] for v in by[r]):6.0f}/{sum(v[2] for v in by[r]):6.0f} ({len(by[r])})" for r in ROLES)
+    return (f"{row['min']:5.1f}  {mem}  {row['fds']:4d}  {row['store_mb']:8.1f}  {row['log_mb']:7.1f}  "
+            f"{row['tests_s']:7.2f}  {row['worker_restarts']:4d}  {row['producer_restarts']:4d}  {row['nnfuzz_errors']:4d}")
+
+
+HEADER = ("  min  " + "  ".join(f"{r + ' RSS/PSS MiB (n)':>20s}" for r in ROLES)
+          + "   fds  store MB   log MB  tests/s  wrst  prst  errs")
+
+
+def aims(rows: list, minutes: float) -> list:
+    """The issue's aims between the sample nearest minute 10 (half-way through a shorter run) and the last."""
+    if len(rows) < 2:
+        return ["too few samples to compare"]
+    ref_min = 10.0 if minutes >= 30 else minutes / 2
+    ref = min(rows[:-1], key=lambda r: abs(r["min"] - ref_min))
+    last = rows[-1]
+    lines = []
+    for pid, (r, rss, _, _) in sorted(ref["procs"].items()):
+        if pid in last["procs"] and rss > 0:
+            growth = last["procs"][pid][1] / rss - 1
+            flag = "ok" if growth <= AIM_GROWTH else "GROWS"
+            lines.append(f"{r} {pid}: RSS {rss:.0f} -> {last['procs'][pid][1]:.0f} MiB ({100 * growth:+.1f} %) {flag}")
+    window = [r for r in rows if r["min"] >= ref["min"]]
+    early = sum(r["tests_s"] for r in window[:3]) / len(window[:3])
+    late = sum(r["tests_s"] for r in window[-3:]) / len(window[-3:])
+    ok = early > 0 and abs(late / early - 1) <= AIM_GROWTH
+    lines.append(f"tests/s: {early:.2f} near minute {ref['min']:.0f}, {late:.2f} at the end "
+                 f"({'ok' if ok else 'CHANGED'}; means of up to 3 samples)")
+    lines.append(f"nnfuzz errors: {last['nnfuzz_errors']} ({'ok' if last['nnfuzz_errors'] == 0 else 'NOT 0'})")
+    hours = max(1e-6, (last["min"] - ref["min"]) / 60)
+    lines.append(f"disk: store {last['store_mb']:.1f} MB (log {last['log_mb']:.1f} MB); "
+                 f"{(last['store_mb'] - ref['store_mb']) / hours:.1f} MB/hour since minute {ref['min']:.0f}")
+    lines.append(f"worker restarts {last['worker_restarts']}, producer restarts {last['producer_restarts']}")
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="ort-cpu")
+    ap.add_argument("--minutes", type=float, default=60.0)
+    ap.add_argument("--every", type=float, default=30.0, help="seconds between samples")
+    ap.add_argument("--out", type=Path, default=None, help="the store (default: a fresh temporary folder)")
+    ap.add_argument("overrides", nargs="*", help="Hydra overrides for nnfuzz fuzz, after --")
+    a = ap.parse_args(argv)
+    out = a.out or Path(tempfile.mkdtemp(prefix="nnfuzz-soak-")) / "bugs"
+    cmd = [sys.executable, "-m", "nnfuzz.cli", "fuzz", "--json", f"backend={a.backend}", f"time={a.minutes:g}m",
+           f"fuzz.out={out}", "fuzz.reduce=true", "ui=plain", *a.overrides]
+    print("soak:", " ".join(cmd), flush=True)
+    errlog = out.parent / f"soak-{a.backend}.stderr"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(errlog, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True)
+        s = Sampler(proc.pid, out)
+        print(HEADER, flush=True)
+        try:
+            while proc.poll() is None:
+                time.sleep(a.every)
+                if proc.poll() is None:
+                    print(fmt_row(s.sample()), flush=True)
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)
+        summary = proc.communicate()[0]
+    print(f"campaign exit code {proc.returncode}; its stderr: {errlog}")
+    try:  # (--json: stdout is the summary document alone)
+        print("summary:", json.dumps({k: v for k, v in json.loads(summary).items()
+                                      if k in ("tests", "tests_per_s", "nnfuzz_errors", "lost", "producer_restarts",
+                                               "bugs_saved", "reduced", "workers")}))
+    except ValueError:
+        print("summary: (none printed)", summary[-300:])
+    for line in aims(s.rows, a.minutes):
+        print("aim:", line)
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Watching the producer processes (fuzz/producers.py): a producer that dies (a native crash in
+generation, the value search or the ONNX checker: SIGSEGV, exit code -11) is restarted, not the end of
+the campaign.
+
+Each producer slot ``k`` (the campaign's models k, k + n, ...) records in shared memory the model number
+it is making (``held``); the first producer reaps the ones it forked and records how each ended
+(``exits``). Every producer has faulthandler on, writing to a file of its own, so a native crash leaves
+the Python stack it died in. When the campaign finds a producer dead, it reads these, logs
+``{"producer_died": {"slot", "exit_code", "seeds", "stack"}}`` (the seeds it held: replay one with
+``mgen.seed=S``), counts it (``producer_restarts``) and starts the producers again, the model that was
+being made when it died skipped.
+
+``NNFUZZ_TEST_PRODUCER_SEGV=I`` (tests only) makes the producer that is to make the campaign's model
+number ``I`` kill itself with SIGSEGV first.
+"""
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Dict, List, Optional
+
+DIE_AT_ENV = "NNFUZZ_TEST_PRODUCER_SEGV"
+ALIVE = 1 << 30            # ``exits``: the slot's process has not ended
+MAX_QUIET_DEATHS = 3       # deaths in a row with no model made in between: the producers cannot work
+STACK_CHARS = 4000         # the tail of a dead producer's faulthandler output kept in the log
+
+_fault_file = None         # this process's faulthandler file (kept open while the process lives)
+
+
+class Slots:
+    """What the producer processes share with the campaign: per slot, the model number being made (-1:
+    none) and how the slot's process ended (ALIVE: it has not), and the folder of their fault files."""
+
+    def __init__(self, ctx, n: int, faults: Path):
+        self.held = ctx.RawArray("q", [-1] * n)
+        self.exits = ctx.RawArray("i", [ALIVE] * n)
+        self.faults = str(faults)
+
+    def reset(self) -> None:
+        for k in range(len(self.held)):
+            self.held[k], self.exits[k] = -1, ALIVE
+
+    def fault_file(self, k: int) -> Path:
+        return Path(self.faults) / f"producer-{k}.txt"
+
+
+def enable_faults(slots: Slots, k: int) -> None:
+    """faulthandler on in producer ``k``, into its own file (a forked producer replaces its parent's)."""
+    global _fault_file
+    f = open(slots.fault_file(k), "w")
+    faulthandler.enable(file=f, all_threads=True)
+    if _fault_file is not None:
+        _fault_file.close()
+    _fault_file = f
+
+
+def reap(children: Dict[int, int], slots: Slots) -> None:
+    """(The first producer.) Record how each forked producer (pid -> slot) ends, in a daemon thread."""
+
+    def wait():
+        left = dict(children)
+        while left:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            k = left.pop(pid, None)
+            if k is not None:
+                slots.exits[k] = os.waitstatus_to_exitcode(status)
+
+    threading.Thread(target=wait, name="nnfuzz-producer-reaper", daemon=True).start()
+
+
+def maybe_die(i: int) -> None:
+    """The test hook: SIGSEGV before making model number ``i`` if NNFUZZ_TEST_PRODUCER_SEGV says so."""
+    at = os.environ.get(DIE_AT_ENV)
+    if at is not None and int(at) == i:
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def dead(slots: Slots, first_exitcode: Optional[int]) -> List[tuple]:
+    """(slot, exit code) of the producers that died: a non-zero end (the first producer's ``exitcode``
+    is read by the campaign, the others' by the first producer). Slots killed by the first producer's
+    death (their parent) are not deaths of their own."""
+    if first_exitcode not in (None, 0):
+        return [(0, first_exitcode)]
+    return [(k, c) for k, c in enumerate(slots.exits) if c not in (ALIVE, 0)]
+
+
+def death_record(slots: Slots, k: int, code: int, seed_of) -> dict:
+    """The campaign.jsonl record of slot ``k``'s death: its exit code, the seeds it held, its stack."""
+    held = slots.held[k]
+    try:
+        stack = slots.fault_file(k).read_text(errors="replace")[-STACK_CHARS:]
+    except OSError as e:
+        stack = f"(no faulthandler output: {e})"
+    return {"slot": k, "exit_code": code, "index": held if held >= 0 else None,
+            "seeds": [seed_of(held)] if held >= 0 else [], "stack": stack}
