@@ -13,6 +13,10 @@ KNOWN = (
           note="OpenVINO's ONNX frontend lacks a newer attribute value: Resize-18's half_pixel_symmetric, Pad-19's wrap"),
     Known(r"openvino-cpu does not compute in float64", dtype="float64",
           note="the CPU plugin has no float64 kernels (it computes float64 in float32)"),
+    Known(r"Doesn't support dynamic shapes for|doesn't support \w+ operation with dynamic rank"
+          r"|(?:First|Channel) dimension of input data must be static",
+          note="a dynamic model (docs/dynamic-shapes.md): the CPU plugin refuses a symbolic dim for this op in its "
+          "own words (ConvTranspose's weights and output_shape, Squeeze of a dynamic rank, GlobalLpPool's N and C)"),
 )
 
 # the op: its unconverted-ops log, a core node being validated, an ONNX frontend node

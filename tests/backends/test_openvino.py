@@ -182,3 +182,15 @@ def test_newer_attribute_values_the_frontend_lacks_are_unsupported(ov):
         text = _error(ov, model, {"x": np.ones((2, 3), np.float32)})
         assert words in text
         assert classify("openvino", text).kind == "unsupported"
+
+
+@pytest.mark.parametrize("text", [
+    "Not Implemented:\nDoesn't support dynamic shapes for 'weights' and 'output_shape' inputs",
+    "Unexpected: CPU plug-in doesn't support Squeeze operation with dynamic rank. Operation name: Squeeze_4",
+    "data_shape[0].is_static() lp_pool.cpp: First dimension of input data must be static",
+    "lp_pool.cpp: Channel dimension of input data must be static",
+])
+def test_a_symbolic_dim_the_cpu_plugin_refuses_in_its_own_words_is_unsupported(text):
+    """Seen in a 90 s fuzz.dynamic=1 openvino-cpu campaign (issue 27): refusals, not faults."""
+    assert classify("openvino", text).kind == "unsupported"
+    assert classify("openvino", "Dimension of data input shape must be evenly divisible") is None
