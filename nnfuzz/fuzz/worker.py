@@ -139,22 +139,8 @@ def run_backend(backend, model_bytes, inputs, entering=None) -> tuple:
     ``("ok", outputs, seconds)`` or ``("error", stage, type, summary, traceback, seconds, oom)`` (see the
     protocol above; fuzz/sandbox.py result_of makes it a RunResult). ``entering("execute")`` is called
     when the compile is done. Only an ``Exception`` becomes an error: anything else passes through."""
-    seconds = {}
-    stage = "compile"
-    try:
-        t = time.perf_counter()
-        compiled = backend.compile(model_bytes)
-        seconds["compile"] = time.perf_counter() - t
-        stage = "execute"
-        if entering is not None:
-            entering(stage)
-        t = time.perf_counter()
-        outputs = _as_arrays(backend.run(compiled, inputs))
-        seconds["execute"] = time.perf_counter() - t
-        del compiled
-    except Exception as e:
-        return ("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e))
-    return ("ok", outputs, seconds)
+    answer = run_backend_shapes(backend, model_bytes, [inputs], entering)
+    return ("ok", answer[1][0], answer[2]) if answer[0] == "ok" else answer[:7]
 
 
 def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=None) -> tuple:
