@@ -39,7 +39,7 @@ class OpenVinoBackend(Backend):
     repro_onnx = knowledge.REPRO_ONNX
     issue_template = staticmethod(knowledge.issue)
     unoptimized = None  # the CPU plugin has no switch that turns its graph transformations off
-    quantized = 0.3  # QDQ graphs: its low-precision transformations (docs/quantization.md)
+    quantized = 0.1  # QDQ graphs: its low-precision transformations (docs/quantization.md)
     int64_bits = 32     # see the module docstring: int64 is computed as int32
     precision_allowance = dict.fromkeys(
         ("float16", "bfloat16"), "the CPU plugin computes float16 and bfloat16 models in float32 (its "

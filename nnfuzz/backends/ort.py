@@ -17,7 +17,7 @@ class OrtBackend(Backend):
     device = "cpu"
     unoptimized = {"opt_level": "disable"}
     dynamic_forms = ("onnx",)
-    quantized = 0.3  # QDQ graphs: its QDQ transformers and QLinear kernels (docs/quantization.md)
+    quantized = 0.1  # QDQ graphs: its QDQ transformers and QLinear kernels (docs/quantization.md)
     known = ort_knowledge.KNOWN
     error_ops = ort_knowledge.ERROR_OPS
     error_checks = ort_knowledge.ERROR_CHECKS

@@ -55,7 +55,7 @@ class _TvmBackend(Backend):
     formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
     dynamic_forms = ("onnx",)  # (the Relax importer's symbolic shape vars; Relax-native models stay static)
-    quantized = 0.3  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
+    quantized = 0.1  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS
     error_checks = tvm_knowledge.ERROR_CHECKS
