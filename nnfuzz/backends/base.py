@@ -121,6 +121,8 @@ class Backend:
     # The model formats in which it takes a dynamic model (symbolic input dims, compiled once and run at
     # several shapes; docs/dynamic-shapes.md): "onnx" (dim_param inputs) and/or "gir" (torch.compile dynamic).
     dynamic_forms: ClassVar[Tuple[str, ...]] = ()
+    # fuzz.dynamic=auto's share of dynamic tests where it takes a dynamic form (oracles/dynamic.py)
+    dynamic_share: ClassVar[float] = 0.5
 
     # Its known limitations (backends/known.py's ``Known``: error pattern, op, dtype, why): a matching
     # error is UNSUPPORTED, never a bug (verdict.judge through known.classify, by ``engine``).

@@ -19,15 +19,15 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
     from nnfuzz.fuzz.produce import Produced
 
-DEFAULT_SHARE = 0.5   # fuzz.dynamic=auto on a system that takes dynamic models
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
 
 
 def dynamic_share(value, backend_cls, backend: str) -> float:
-    """``fuzz.dynamic`` as a share: auto -> DEFAULT_SHARE where the system takes a dynamic form, else 0."""
+    """``fuzz.dynamic`` as a share: auto -> the system's ``Backend.dynamic_share`` where it takes a dynamic
+    form, else 0."""
     if value == "auto":
-        return DEFAULT_SHARE if backend_cls.dynamic_forms else 0.0
+        return float(backend_cls.dynamic_share) if backend_cls.dynamic_forms else 0.0
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
         raise ConfigError(f"fuzz.dynamic={value!r} must be auto or the share of tests that are dynamic, in [0, 1]")
     if value > 0 and not backend_cls.dynamic_forms:
