@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 from nnfuzz.abstract.op import AbsOpBase, op_from_json
 from nnfuzz.abstract.tensor import AbsTensor
@@ -87,6 +87,17 @@ class GraphIR:
     @property
     def n_nodes(self) -> int:
         return len(self.insts)
+
+    def feeding(self, vars) -> Set[int]:
+        """The indices of the instructions whose outputs reach ``vars`` (their ancestors)."""
+        made = {v: k for k, inst in enumerate(self.insts) for v in inst.outputs}
+        feeds, todo = set(), [made[v] for v in vars if v in made]
+        while todo:
+            k = todo.pop()
+            if k not in feeds:
+                feeds.add(k)
+                todo.extend(made[v] for v in self.insts[k].inputs if v in made)
+        return feeds
 
     def op_names(self) -> List[str]:
         return [inst.op.name for inst in self.insts]

@@ -49,13 +49,7 @@ def prefix(gir: GraphIR, k: int) -> GraphIR:
     """The graph of the instructions that feed instruction ``k`` (its ancestors), every value an output:
     a node wrong elsewhere did not give ``k`` its inputs (item 7 of issue 26: a wrong OneHot dtype was
     charged with a Resize that never read it)."""
-    made = {v: j for j, inst in enumerate(gir.insts) for v in inst.outputs}
-    feeds, todo = set(), [made[v] for v in gir.insts[k].inputs if v in made]
-    while todo:
-        j = todo.pop()
-        if j not in feeds:
-            feeds.add(j)
-            todo.extend(made[v] for v in gir.insts[j].inputs if v in made)
+    feeds = gir.feeding(gir.insts[k].inputs)
     insts = [inst for j, inst in enumerate(gir.insts[:k]) if j in feeds]
     used = {v for inst in insts for v in inst.inputs} | {v for inst in insts for v in inst.outputs}
     return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
