@@ -43,10 +43,12 @@ def single_op(gir, onnx_model, var: str) -> Optional[str]:
     producer = {o: n for n in graph.node for o in n.output}
 
     def parameter(name: str, depth: int = 0) -> bool:  # from constants and shapes, not from any value
+        if name in gir.vars:  # a graph value, even where the model holds it as an initializer (a weight)
+            return False
         if not name or name in consts:
             return True
         node = producer.get(name)
-        if name in gir.vars or node is None or depth > 32:
+        if node is None or depth > 32:
             return False
         return node.op_type in ("Shape", "Size") or all(parameter(i, depth + 1) for i in node.input)
 

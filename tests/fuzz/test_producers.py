@@ -27,18 +27,20 @@ def test_forked_producers_make_each_seed_once_and_close_ends_them(tmp_path):
     try:
         producers.go(cc, plan, 120.0)
         got = []
-        while len(got) < 12:
+        # until each residue has shown up: on a loaded machine one forked producer can start a few seconds
+        # after the others, and the first dozen models all came from two of them on CI once
+        while len(got) < 12 or {s % 3 for s in got} != {0, 1, 2}:
             p = producers.get(timeout=60.0)
             assert p is not None, f"no model within 60s (got seeds {got})"
             assert p.error is None or p.error[0] == "no-graph", p.error
             got.append(p.seed)
+            assert len(got) < 300, f"a producer made nothing in 300 models: {sorted(got)}"
         first = producers.proc.pid
         procs = {first: descendants(os.getpid())[first], **descendants(first)}
         assert len(procs) == 3  # the first producer and the two it forked, each with its residue of seeds
     finally:
         producers.close()
     assert len(set(got)) == len(got), got
-    assert {s % 3 for s in got} == {0, 1, 2}, got
     assert min(got) >= 100
     end = time.monotonic() + 10
     while alive(procs) and time.monotonic() < end:

@@ -80,3 +80,16 @@ def test_parameters_computed_from_shapes_do_not_hide_the_node():
     assert single_op(GIR, sizes, "v0") == "Resize"
     valued = _model([helper.make_node("Sigmoid", ["x"], ["_sigm1"]), helper.make_node("Add", ["x", "_sigm1"], ["v0"])])
     assert single_op(GIR, valued, "v0") is None
+
+
+def test_a_weight_held_as_an_initializer_is_a_value():
+    """A Gelu of a weight, spelled Mul(w, 0.5 * (1 + Erf(w / sqrt2))) with w an initializer, is several nodes
+    computing on a graph value, not one Mul of constants (tf-cpu's float64 Gelu replayed as 'Mul' once)."""
+    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w0")
+    consts = [numpy_helper.from_array(np.array(v, np.float32), n) for v, n in ((1.4142135, "c"), (1.0, "one"), (0.5, "half"))]
+    gelu = helper.make_graph(
+        [helper.make_node("Div", ["w0", "c"], ["_div1"]), helper.make_node("Erf", ["_div1"], ["_erf2"]),
+         helper.make_node("Add", ["_erf2", "one"], ["_add3"]), helper.make_node("Mul", ["_add3", "half"], ["_mul4"]),
+         helper.make_node("Mul", ["w0", "_mul4"], ["v0"])], "g", [],
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, None)], [w, *consts])
+    assert single_op(SimpleNamespace(vars={"w0": None, "v0": None}), helper.make_model(gelu), "v0") is None
