@@ -171,21 +171,40 @@ def _class_rows(cls, policy) -> List[Row]:
 
 
 def _single_op_graphs(todo, cc) -> List[Tuple[type, Row, Optional[GraphIR]]]:
-    from nnfuzz.generate.symbolic import GraphGenerator
-
     out = []
     for k, (cls, row) in enumerate(todo):
         policy = dataclasses.replace(cc.policy, seed=k, max_nodes=1, max_attempts=60, graph_timeout_s=2.0)
         try:
-            gir = GraphGenerator(policy, [cls], rows={cls.name: {row}}).generate()
+            gir = _row_graph(cls, row, policy)
         except ConstraintError:
             gir = None  # no instance with this row under the policy: leave it enabled
         out.append((cls, row, gir))
     return out
 
 
+def _row_graph(cls, row: Row, policy) -> GraphIR:
+    """The graph that probes ``cls`` on ``row``: one node; for a row with a quantized-tensor type
+    (DType.quant_only), the QuantizeLinear -> DequantizeLinear pair that holds it (such a type is never a
+    graph input or output), per tensor, which probes the QuantizeLinear row and the DequantizeLinear row
+    together."""
+    from nnfuzz.abstract import OP_REGISTRY
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.generate.symbolic import GraphGenerator
+
+    held = [d for d in row[0] + row[1] if d.quant_only]
+    if not held:
+        return GraphGenerator(policy, [cls], rows={cls.name: {row}}).generate()
+    q = OP_REGISTRY["QuantizeLinear"](to=held[0], scale=0.05, zero_point=0, axis=None, saturate=True)
+    shape = [2, 3]
+    return GraphIR(vars={"x": AbsTensor(shape, DType.float32), "q": AbsTensor(shape, held[0]),
+                         "y": AbsTensor(shape, DType.float32)},
+                   inputs=["x"], insts=[Inst(q, ["x"], ["q"]), Inst(q.closing(), ["q"], ["y"])],
+                   outputs=["y"]).check()
+
+
 def _runs_at(sandbox, gir, spec, clock, engine) -> bool:
-    """Whether one row's graph, unsupported at the newest opset, runs at the oldest one the campaign writes:
+    """Whether one row's graph, unsupported at the newest opset, runs at the oldest one the campaign writes
+    (or, for a type that came later, the first opset that writes it: int16, int4 and uint16 at 21):
     a kernel missing only for the op's newest version (ONNX Runtime 1.32 reads opset 28 but has no
     QuantizeLinear(28)). The row stays enabled; models drawn at the newer opsets are UNSUPPORTED verdicts."""
     from nnfuzz.materialize.model import build_model
@@ -256,7 +275,8 @@ def _probe_batches(sandbox, todo, cc, export, clock, cached, errors) -> None:
             continue
         ok = verdict.outcome is not Outcome.UNSUPPORTED
         if not ok and sandbox.format == "onnx" and export.range[0] < spec.opset:
-            ok = _runs_at(sandbox, batch[0][2], dataclasses.replace(spec, opset=export.range[0]), clock, engine)
+            ok = _runs_at(sandbox, batch[0][2], dataclasses.replace(  # (or the first opset that writes it:
+                spec, opset=export.range[0], opsets=(export.range[0], spec.opset)), clock, engine)  # int16 at 21)
         for cls, row, _ in batch:
             cached.setdefault(cls.name, {})[row_key(row)] = ok
             if not ok:

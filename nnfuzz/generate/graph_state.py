@@ -33,6 +33,8 @@ class GraphState:
 
     def _commit(self, got, slots, target) -> bool:
         op, inputs, outs = got
+        if any(not isinstance(s, str) and t.dtype.quant_only for s, t in zip(slots, inputs)):
+            return False  # a quantized-tensor type (DType.quant_only) comes from a QuantizeLinear, never a placeholder
         in_names = [s if isinstance(s, str) else self._new_var(t, placeholder=True) for s, t in zip(slots, inputs)]
         at = None
         if target is None:
@@ -57,6 +59,32 @@ class GraphState:
             self._undo(inst, slots, target, at)
             self.stats["unsafe_values"] = self.stats.get("unsafe_values", 0) + 1
             return False
+        if target is None and any(o.dtype.quant_only for o in outs) and not self._close(inst):
+            if saved is not None:
+                self.values.restore(saved[1])
+            self._undo(inst, slots, target, at)
+            return False
+        return True
+
+    def _close(self, inst) -> bool:
+        """Read each quantized-tensor output of ``inst`` (just committed) back with the op's ``closing()``
+        DequantizeLinear, so that such a type is never a graph output; False (nothing added) when the
+        closing op is not among the generator's ops or rows, or would pass ``max_nodes``."""
+        made = []
+        for v in inst.outputs:
+            if not self.vars[v].dtype.quant_only:
+                continue
+            closer = inst.op.closing()
+            cls, t = type(closer), self.vars[v]
+            row = ((t.dtype,), tuple(o.dtype for o in closer.checked_type_transfer([t])))
+            limit = self._limits.get(cls.name)
+            ok = (cls in self.ops and len(self.insts) < self.policy.max_nodes and set(row[0] + row[1]) <= self.allowed
+                  and (limit is None or row in limit))
+            if not ok or not self._commit((closer, [t], closer.checked_type_transfer([t])), [v], None):
+                for done in reversed(made):
+                    self._undo(done, [v], None, None)
+                return False
+            made.append(self.insts[-1])
         return True
 
     def _ranges_ok(self, inst: Inst, target: Optional[str]) -> bool:

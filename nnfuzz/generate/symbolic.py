@@ -94,7 +94,7 @@ class GraphGenerator(OpPools, ConcreteChecks, GraphState):
             cls, kw, n_var, skel = self._draw_op()
             if skel is None:
                 continue
-            rows = self._rows(skel) if skel is not None else []
+            rows = [r for r in self._rows(skel) if not skel.in_dtypes[r][0].quant_only]  # (DType.quant_only)
             ranks = [r for r in (skel.inp_ranks[0] if rows and skel.n_inputs else ()) if r <= self.policy.max_rank]
             if ranks:
                 break

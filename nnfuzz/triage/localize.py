@@ -45,8 +45,9 @@ class Localization:
 
 
 def expose_all(gir: GraphIR) -> GraphIR:
-    """The same graph with every instruction's outputs as graph outputs (in program order)."""
-    outs = [v for inst in gir.insts for v in inst.outputs]
+    """The same graph with every instruction's outputs as graph outputs (in program order), but for those of a
+    quantized-tensor type (DType.quant_only: never a graph output; the DequantizeLinear reading it shows it)."""
+    outs = [v for inst in gir.insts for v in inst.outputs if not gir.vars[v].dtype.quant_only]
     return dataclasses.replace(gir, outputs=outs)
 
 

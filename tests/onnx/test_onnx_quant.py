@@ -3,8 +3,15 @@ drawn scales and zero points are written directly as ONNX at opsets 13, 19, 21 a
 newest, canonically and with drawn spellings; onnx's ReferenceEvaluator on each model agrees exactly with
 the numpy reference, and so does the torch lowering (fake quantization) that computed the oracle.
 Quantized outputs are compared exactly: the drawn values land within float rounding of a tie with a
-probability of about 1e-6 per element, and every side rounds half to even."""
+probability of about 1e-6 per element, and every side rounds half to even.
+
+A row with a quantized-tensor type (uint16, int4, uint4, float8: DType.quant_only) is generated as the
+QuantizeLinear -> DequantizeLinear pair the generator always writes around it; its single-op model is cut
+from the pair's ONNX model (``onnx.utils.Extractor``), with the quantized tensor as its output (the
+QuantizeLinear) or its input (the DequantizeLinear, fed the numpy reference's value)."""
 import numpy as np
+import onnx
+import onnx.utils
 import pytest
 from onnx_reference_fixes import REFERENCE_FIXES
 
@@ -27,16 +34,31 @@ GRAPHS_PER_CASE = 3
 REFERENCE_SINCE = 19
 
 
+def _quant_only(row) -> bool:
+    return any(d.quant_only for d in row[0] + row[1])
+
+
+def _the_inst(gir, cls, row):
+    """The instruction of ``cls`` on ``row`` in ``gir``, or None."""
+    for inst in gir.insts:
+        if type(inst.op) is cls and (tuple(gir.vars[v].dtype for v in inst.inputs),
+                                     tuple(gir.vars[v].dtype for v in inst.outputs)) == row:
+            return inst
+    return None
+
+
 def quant_models(cls, row, seeds=range(80)):
     """(gir, model) of one-node graphs of ``cls`` on the dtype row ``row`` (input dtypes, output dtypes;
-    every dtype allowed: the ops' rows mix float and integer types)."""
-    for seed in seeds:
+    every dtype allowed: the ops' rows mix float and integer types); for a row with a quantized-tensor type,
+    QuantizeLinear -> DequantizeLinear pairs that hold it."""
+    pair = _quant_only(row)
+    ops = ["QuantizeLinear", "DequantizeLinear"] if pair else [cls.name]
+    for seed in (range(2000) if pair else seeds):
         try:
-            gir = generate_graph(GenPolicy(seed=seed, max_nodes=1, include=[cls.name], max_elems=256))
+            gir = generate_graph(GenPolicy(seed=seed, max_nodes=len(ops), include=ops, max_elems=256))
         except ConstraintError:
             continue
-        (inst,) = gir.insts
-        if (tuple(gir.vars[v].dtype for v in inst.inputs), tuple(gir.vars[v].dtype for v in inst.outputs)) != row:
+        if len(gir.insts) != len(ops) or _the_inst(gir, cls, row) is None:
             continue
         model = build_model(gir, seed, export=False, search=SearchConfig(time_ms=300))
         if model.oracle.output is not None:
@@ -60,7 +82,7 @@ def test_reference_evaluator_numpy_and_torch_agree(cls, row):
     for gir, model in quant_models(cls, row):
         if compared >= GRAPHS_PER_CASE:
             break
-        (inst,) = gir.insts
+        inst = _the_inst(gir, cls, row)
         want = evaluate(gir, model.weights, model.oracle.input)
         for name, w in model.oracle.output.items():
             _same(want[name], w, f"{inst.op!r}: numpy vs torch, {name}")
@@ -79,15 +101,29 @@ def test_reference_evaluator_numpy_and_torch_agree(cls, row):
                 got = onnx_ref.ReferenceEvaluator(proto, new_ops=fixes).run(None, dict(model.oracle.input))
                 for name, g in zip(gir.outputs, got):
                     _same(np.asarray(g), want[name], f"{what}: ReferenceEvaluator vs numpy, {name}")
+                if _quant_only(row):
+                    _single_op_check(proto, gir, inst, want, fixes, what)
         compared += 1
     assert compared, f"no single-op graph of {cls.name} on the dtypes {row}"
     assert written, f"{cls.name}{row} was written at no opset"
 
 
+def _single_op_check(proto, gir, inst, want, fixes, what):
+    """The node of ``inst`` cut out of the pair's model (its constants with it) agrees with the numpy reference
+    on its own inputs: a QuantizeLinear's quantized-tensor output, a DequantizeLinear fed one."""
+    model = onnx.shape_inference.infer_shapes(proto)
+    one = onnx.utils.Extractor(model).extract_model(list(inst.inputs), list(inst.outputs))
+    assert [n.op_type for n in one.graph.node if n.op_type != "Constant"] == [inst.op.name], what
+    feed = {v: want[v] for v in inst.inputs}
+    got = onnx_ref.ReferenceEvaluator(one, new_ops=fixes).run(None, feed)
+    for name, g in zip(inst.outputs, got):
+        _same(np.asarray(g), want[name], f"{what}: single-op ReferenceEvaluator vs numpy, {name}")
+
+
 def _same(got, want, what):
     assert got.shape == want.shape and got.dtype == want.dtype, \
         f"{what}: {got.dtype}{list(got.shape)} vs {want.dtype}{list(want.shape)}"
-    if want.dtype.kind == "f":
+    if want.dtype.kind == "f" or str(want.dtype).startswith("float8"):  # NaN and inf: a float8 overflow
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=0, err_msg=what)
     else:
         np.testing.assert_array_equal(got, want, err_msg=what)

@@ -77,9 +77,9 @@ def exp_limit(dt: DType) -> float:
 
 
 def int_range(dt: DType):
-    import numpy as np
+    import ml_dtypes  # its iinfo also knows int4 and uint4
 
-    info = np.iinfo(dt.numpy())
+    info = ml_dtypes.iinfo(dt.numpy())
     return float(info.min), float(info.max)
 
 

@@ -23,8 +23,14 @@ def scales_along(scale, axis, x: np.ndarray) -> np.ndarray:
     return f32(Q.per_axis_scales(scale, x.shape[axis])).reshape(shape)
 
 
-def quantize(real: np.ndarray, scale, zero_point, dtype) -> np.ndarray:
-    """saturate(rint(real / scale) + zero_point) in ``dtype`` (a DType)."""
+def quantize(real: np.ndarray, scale, zero_point, dtype, saturate: bool = True) -> np.ndarray:
+    """saturate(rint(real / scale) + zero_point) in ``dtype`` (a DType); to float8, real / scale rounded to
+    the nearest float8 (ml_dtypes' cast: half to even), clamped to the finite range where ``saturate``."""
+    if dtype.is_float8:
+        v = np.asarray(real, dtype=np.float64) / scale
+        if saturate:
+            v = np.clip(v, -Q.F8_MAX[dtype], Q.F8_MAX[dtype])  # NaN stays NaN
+        return v.astype(dtype.numpy())
     lo, hi = Q.QRANGE[dtype]
     q = np.rint(np.asarray(real, dtype=np.float64) / scale) + int(zero_point)
     return np.clip(np.nan_to_num(q, nan=0.0), lo, hi).astype(dtype.numpy())
@@ -43,11 +49,13 @@ def centered(a: np.ndarray, zero_point) -> np.ndarray:
 
 @evaluates(Q.QuantizeLinear)
 def _quantize(op, x):
-    return quantize(x, scales_along(op.scale, op.axis, x), op.zero_point, op.to)
+    return quantize(x, scales_along(op.scale, op.axis, x), op.zero_point, op.to, op.saturate)
 
 
 @evaluates(Q.DequantizeLinear)
 def _dequantize(op, q):
+    if q.dtype.kind in "fV" and str(q.dtype).startswith("float8"):  # zero point 0 (spec.in_range)
+        return q.astype(np.float64) * scales_along(op.scale, op.axis, q)
     return centered(q, op.zero_point).astype(np.float64) * scales_along(op.scale, op.axis, q)
 
 

@@ -3,7 +3,8 @@
 
 Drawn spellings: a zero point of 0 into uint8 omitted (the spec's default, which also fixes the output
 type), or given; ``axis`` positive or negative; at opset 21+ an omitted zero point with the
-``output_dtype`` attribute naming the type; the optional zero points of MatMulInteger/ConvInteger
+``output_dtype`` attribute naming the type; to float8, ``saturate=1`` (the default) written or omitted; the
+optional zero points of MatMulInteger/ConvInteger
 omitted when 0; ConvInteger/QLinearConv's attributes as Conv's (ops/conv/onnx.py).
 """
 import numpy as np
@@ -38,6 +39,8 @@ def _axis_attr(g, axis, x):
 def _quantize(op, g, x):
     n = g.shape(x)[op.axis] if op.axis is not None else 1
     attrs = _axis_attr(g, op.axis, x)
+    if op.to.is_float8 and (not op.saturate or g.flip("saturate", "given", "omitted")):
+        attrs["saturate"] = int(op.saturate)
     if g.opset >= 21 and int(op.zero_point) == 0 and g.flip("output_dtype", "attribute", "zero point"):
         return g.op("QuantizeLinear", x, _scale(g, op.scale, op.axis, n), output_dtype=op.to.onnx(), **attrs)
     zp = _zero_point(g, op.zero_point, op.to, op.axis, n, optional=True)

@@ -28,7 +28,7 @@ def _nudged(v, eps, side, rng):
 def _quantize(op, xs, outs, eps, side, rng=None):
     x = xs[0]
     v = x / QT._scales(op.scale, op.axis, x, x.dtype)
-    return [QT._saturate(torch.round(_nudged(v, eps, side, rng)) + int(op.zero_point), op.to).to(outs[0].dtype)]
+    return [QT.quantize_steps(_nudged(v, eps, side, rng), op).to(outs[0].dtype)]
 
 
 @tie_rule(Q.DynamicQuantizeLinear, with_op=True)

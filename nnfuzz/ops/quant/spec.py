@@ -1,8 +1,10 @@
 """Quantization ops (ONNX semantics). Scales and zero points are attributes of the op (the lowerings
 write them as constants), so a graph's quantization parameters are fixed when it is generated:
 
-QuantizeLinear:        q = saturate(round_half_even(x / scale) + zero_point)   float32 -> int8 | uint8 | int16
-DequantizeLinear:      x = (q - zero_point) * scale                              int8 | uint8 | int16 | int32 -> float32
+QuantizeLinear:        q = saturate(round_half_even(x / scale) + zero_point)   float32 -> int8 | uint8 | QTYPES
+                       (to float8: x / scale rounded to the nearest float8, half to even; ``saturate`` clamps
+                       to the largest finite value, else an overflow is NaN (e4m3fn) or +-inf (e5m2))
+DequantizeLinear:      x = (q - zero_point) * scale                              QTYPES | int32 -> float32
 DynamicQuantizeLinear: scale = (max(0, max x) - min(0, min x)) / 255, zp = saturate(round(-min(0, min x) / scale)),
                        y = saturate(round(x / scale) + zp)                       float32 -> (uint8, scale, zp)
 MatMulInteger:         (a - a_zp) @ (b - b_zp) in int32                          (u)int8 x (u)int8 -> int32
@@ -28,9 +30,17 @@ from nnfuzz.ops.conv.spec import ConvNd
 from nnfuzz.ops.linear.spec import MATMUL_MAX_RANK, _matmul_rule
 
 F32, I8, U8, I16, I32 = DType.float32, DType.int8, DType.uint8, DType.int16, DType.int32
-QTYPES = (I8, U8, I16)          # QuantizeLinear's outputs (int16 from opset 21)
+# QuantizeLinear's outputs: int16, uint16, int4 and uint4 from opset 21, float8 from opset 19 (the ONNX
+# writer moves a model to the first opset whose schema takes the type); all but int8, uint8 and int16 are
+# quantized-tensor types (DType.quant_only) that only flow from a QuantizeLinear to a DequantizeLinear
+QTYPES = (I8, U8, I16, DType.uint16, DType.int4, DType.uint4, DType.float8_e4m3fn, DType.float8_e5m2)
 KERNEL_TYPES = (U8, I8)         # the integer kernels' operands
-QRANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), I32: (-2 ** 31, 2 ** 31 - 1)}
+QRANGE = {I8: (-128, 127), U8: (0, 255), I16: (-32768, 32767), I32: (-2 ** 31, 2 ** 31 - 1),
+          DType.uint16: (0, 65535), DType.int4: (-8, 7), DType.uint4: (0, 15)}
+# float8: the largest finite value, and the magnitude from which a cast without saturation overflows
+# (round half to even: 464 rounds down to 448 in e4m3fn, 61440 up to inf in e5m2)
+F8_MAX = {DType.float8_e4m3fn: 448.0, DType.float8_e5m2: 57344.0}
+F8_OVERFLOW = {DType.float8_e4m3fn: (464.0, False), DType.float8_e5m2: (61440.0, True)}  # (bound, inclusive)
 SCALES = (2.0 ** -7, 2.0 ** -5, 0.05, 0.1, 0.25)
 ZERO_POINTS = (0, 3, 100, 128, -20)
 KERNEL_ZERO_POINTS = (0, 3, 100, 127)  # valid for int8 and uint8 alike: the integer kernels take either
@@ -38,6 +48,9 @@ ONE_STEP = Accuracy(0, steps=1)
 
 
 def in_range(zp, dtype: DType) -> bool:
+    """Whether ``zp`` is a zero point of ``dtype`` (float8: only 0, as the spec's reference uses none)."""
+    if dtype.is_float8:
+        return int(zp) == 0
     lo, hi = QRANGE[dtype]
     return lo <= int(zp) <= hi
 
@@ -77,11 +90,19 @@ class QuantizeLinear(_PerAxis):
     accuracy = ONE_STEP
     in_dtypes = [(F32,) for _ in QTYPES]
     out_dtypes = [(q,) for q in QTYPES]
-    attr_choices = {"to": QTYPES, "scale": SCALES, "zero_point": ZERO_POINTS, "axis": (None, None, 0, 1)}
+    attr_choices = {"to": QTYPES, "scale": SCALES, "zero_point": ZERO_POINTS, "axis": (None, None, 0, 1),
+                    "saturate": (True, False)}
 
-    def __init__(self, *, to, scale, zero_point, axis):
+    def __init__(self, *, to, scale, zero_point, axis, saturate=True):
         self.to, self.scale, self.zero_point, self.axis = to, scale, zero_point, axis
+        self.saturate = bool(saturate) or not to.is_float8  # the attribute exists for float8 only: recorded
+        object.__setattr__(self, "_kwargs", {**self._kwargs, "saturate": self.saturate})  # as used (gir.json)
         self.in_dtypes, self.out_dtypes = [(F32,)], [(to,)]
+
+    def closing(self):
+        """The DequantizeLinear that reads a quantized-tensor type back (DType.quant_only): the generator
+        adds it right after this op, with this op's scale and zero point (docs/quantization.md)."""
+        return DequantizeLinear(scale=self.scale, zero_point=self.zero_point, axis=self.axis)
 
     def requires(self, inputs):
         (x,) = inputs
@@ -119,7 +140,8 @@ class DequantizeLinear(_PerAxis):
         rank = outputs[0].ndims
         if self.axis is not None and rank <= self.axis:
             raise ConstraintError(f"{self.name} along axis {self.axis} cannot take rank {rank}")
-        dts = [q for q in QTYPES if in_range(self.zero_point, q)]
+        dts = [q for q in QTYPES if in_range(self.zero_point, q) and not q.quant_only]  # a new input: no
+        # quantized-tensor type (those come from a QuantizeLinear)
         return [(rank, dts[rng.randrange(len(dts))] if rng is not None else dts[0])]
 
 

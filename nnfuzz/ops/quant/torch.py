@@ -25,18 +25,40 @@ def _scales(scale, axis, x, fdt):
 
 
 def _real_dtype(q):
-    """float32, or float64 in the float64 twin (which widens every integer to int64)."""
-    return torch.float64 if q.dtype == torch.int64 else torch.float32
+    """float32, or float64 in the float64 twin (which widens every integer to int64, and float8's carrier to
+    float64)."""
+    return torch.float64 if q.dtype in (torch.int64, torch.float64) else torch.float32
 
 
 def _saturate(v, dtype):
     lo, hi = Q.QRANGE[dtype]
-    return torch.clamp(v, lo, hi).to(dtype.torch())
+    return torch.clamp(v, lo, hi).to(dtype.torch())  # int4/uint4/uint16: their carrier (DType.torch)
+
+
+def _to_float8(v, dtype, saturate: bool):
+    """``v`` rounded to the float8 ``dtype``'s grid (half to even), held in ``v``'s float dtype (the carrier):
+    clamped to the finite range where ``saturate``, else an overflow is NaN (e4m3fn) or +-inf (e5m2)."""
+    top = Q.F8_MAX[dtype]
+    f8 = torch.float8_e4m3fn if dtype is Q.DType.float8_e4m3fn else torch.float8_e5m2
+    y = torch.clamp(v, -top, top).to(f8).to(v.dtype)
+    if saturate:
+        return y
+    bound, inclusive = Q.F8_OVERFLOW[dtype]
+    over = v.abs() >= bound if inclusive else v.abs() > bound
+    big = torch.copysign(torch.full_like(v, float("inf")), v) if dtype is Q.DType.float8_e5m2 else torch.full_like(v, float("nan"))
+    return torch.where(over, big, y)
+
+
+def quantize_steps(v, op):
+    """QuantizeLinear's result from ``v``, the real values in steps (x / scale)."""
+    if op.to.is_float8:
+        return _to_float8(v, op.to, op.saturate)
+    return _saturate(torch.round(v) + int(op.zero_point), op.to)
 
 
 @lowers(Q.QuantizeLinear)
 def _quantize(op, x):
-    return _saturate(torch.round(x / _scales(op.scale, op.axis, x, x.dtype)) + int(op.zero_point), op.to)
+    return quantize_steps(x / _scales(op.scale, op.axis, x, x.dtype), op)
 
 
 @lowers(Q.DequantizeLinear)

@@ -1,0 +1,84 @@
+"""The quantized-tensor types (uint16, int4, uint4, float8 e4m3fn and e5m2; DType.quant_only) on the values
+where the spec's rules bite: exact half steps (round half to even), values past the type's range
+(saturation) and, for float8, both values of ``saturate`` (an overflow is then NaN in e4m3fn, +-inf in
+e5m2). QuantizeLinear's numpy reference, its torch lowering (fake quantization, in the type's carrier)
+and onnx's ReferenceEvaluator on a hand-written single-node model agree exactly, and DequantizeLinear
+reads every value of the type back."""
+import numpy as np
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from nnfuzz.abstract import load_builtin_ops
+from nnfuzz.abstract.dtype import DTYPE_QUANT_ONLY, DType
+from nnfuzz.materialize.torch.lowering import lowering_for as torch_lowering_for
+from nnfuzz.ops.quant import spec as Q
+from nnfuzz.reference.registry import eval_op
+
+onnx_ref = pytest.importorskip("onnx.reference")
+load_builtin_ops()
+SCALE = 0.5
+# x / 0.5: half steps (ties: to even), ordinary values, values past every type's range, and float8 ties
+# (1.0625 between e4m3fn's 1 and 1.125, to 1; 1.125 between e5m2's 1 and 1.25, to 1)
+X = np.array([0.25, 0.75, 1.25, -0.25, -0.75, -1.25, 1.0, 3.1, -3.3, 7.7, -7.9, 100.0, -100.0, 240.0, 1e5, -4e4,
+              0.0, 0.3, 0.53125, 0.5625], dtype=np.float32)
+CASES = [(dt, sat) for dt in DTYPE_QUANT_ONLY for sat in ((True, False) if dt.is_float8 else (True,))]
+
+
+def _model(op_type, x_type, y_type, inits, **attrs):
+    node = helper.make_node(op_type, ["x"] + [i.name for i in inits], ["y"], **attrs)
+    g = helper.make_graph([node], "one", [helper.make_tensor_value_info("x", x_type, [len(X)])],
+                          [helper.make_tensor_value_info("y", y_type, [len(X)])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def _zp(dt: DType):
+    zp = 0 if dt.is_float8 else 3
+    return zp, numpy_helper.from_array(np.array(zp, dtype=dt.numpy()), "zp")
+
+
+@pytest.mark.parametrize("dt, saturate", CASES, ids=[f"{d.short}-sat{int(s)}" for d, s in CASES])
+def test_quantize_ties_saturation_and_overflow(dt, saturate):
+    zp, zp_t = _zp(dt)
+    op = Q.QuantizeLinear(to=dt, scale=SCALE, zero_point=zp, axis=None, saturate=saturate)
+    (want,) = eval_op(op, X)
+    assert want.dtype == dt.numpy()
+    scale = numpy_helper.from_array(np.array(SCALE, dtype=np.float32), "scale")
+    attrs = {"saturate": int(saturate)} if dt.is_float8 else {}
+    model = _model("QuantizeLinear", TensorProto.FLOAT, dt.onnx(), [scale, zp_t], **attrs)
+    (got,) = onnx_ref.ReferenceEvaluator(model).run(None, {"x": X})
+    carrier = torch_lowering_for(Q.QuantizeLinear)(op, torch.from_numpy(X))
+    assert carrier.dtype == dt.torch()
+    w = want.astype(np.float64)
+    np.testing.assert_array_equal(got.astype(np.float64), w, err_msg=f"ReferenceEvaluator vs numpy, {dt}")
+    np.testing.assert_array_equal(carrier.double().numpy(), w, err_msg=f"torch vs numpy, {dt}")
+    if dt.is_float8:
+        assert np.isfinite(w).all() == saturate  # the values past the range overflow without saturation
+        assert w[-2 if dt is DType.float8_e4m3fn else -1] == 1.0  # float8 ties to even
+        if not saturate:
+            assert (np.isnan(w) if dt is DType.float8_e4m3fn else np.isinf(w)).any()
+    else:
+        lo, hi = Q.QRANGE[dt]
+        assert w.min() == lo and w.max() == hi  # saturated at both ends
+        assert list(w[:6] - zp) == [0, 2, 2, 0, -2, -2]  # half steps to even
+
+
+@pytest.mark.parametrize("dt", DTYPE_QUANT_ONLY, ids=[d.short for d in DTYPE_QUANT_ONLY])
+def test_dequantize_reads_every_value_back(dt):
+    zp, zp_t = _zp(dt)
+    if dt.is_float8:
+        q = np.array([0.0, 1.5, -2.0, 448.0 if dt is DType.float8_e4m3fn else 57344.0, 0.125], dtype=dt.numpy())
+    else:
+        lo, hi = Q.QRANGE[dt]
+        q = np.array([lo, hi, zp, lo + 1, (lo + hi) // 2], dtype=dt.numpy())
+    q = np.resize(q, len(X))
+    op = Q.DequantizeLinear(scale=SCALE, zero_point=zp, axis=None)
+    (want,) = eval_op(op, q)
+    scale = numpy_helper.from_array(np.array(SCALE, dtype=np.float32), "scale")
+    model = _model("DequantizeLinear", dt.onnx(), TensorProto.FLOAT, [scale, zp_t])
+    (got,) = onnx_ref.ReferenceEvaluator(model).run(None, {"x": q})
+    np.testing.assert_array_equal(got, want)
+    carrier = torch.from_numpy(q.astype(np.float32 if dt.is_float8 else np.int64)).to(dt.torch())
+    back = torch_lowering_for(Q.DequantizeLinear)(op, carrier)
+    np.testing.assert_array_equal(back.numpy(), want)
+    np.testing.assert_array_equal(want, (q.astype(np.float64) - zp) * SCALE)
