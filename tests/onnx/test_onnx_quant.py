@@ -127,3 +127,23 @@ def _same(got, want, what):
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=0, err_msg=what)
     else:
         np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def test_dynamic_quantize_of_zeros_is_undefined():
+    """Regression (ort-cpu campaign): DynamicQuantizeLinear of all zeros has scale 0 and y = x / 0; ONNX Runtime
+    answers scale 1. The references give a NaN scale, so the test's expected outputs are undefined (None) and
+    no inconsistency is reported; any non-zero element makes them defined again."""
+    from nnfuzz.abstract.dtype import DType
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+
+    op = OP_REGISTRY["DynamicQuantizeLinear"]()
+    gir = GraphIR(vars={"x": AbsTensor([1, 3], DType.float32), "y": AbsTensor([1, 3], DType.uint8),
+                        "s": AbsTensor([], DType.float32), "z": AbsTensor([], DType.uint8)},
+                  inputs=["x"], insts=[Inst(op, ["x"], ["y", "s", "z"])], outputs=["y", "s", "z"]).check()
+    zeros = {"x": np.zeros([1, 3], np.float32)}
+    assert np.isnan(evaluate(gir, {}, zeros)["s"])
+    assert build_model(gir, 0, export=False, values=({}, zeros)).oracle.output is None
+    some = {"x": np.array([[0.0, 0.0, -0.51]], np.float32)}
+    out = build_model(gir, 0, export=False, values=({}, some)).oracle.output
+    assert out is not None and np.isclose(out["s"], 0.51 / 255) and list(out["y"][0]) == [255, 255, 0]

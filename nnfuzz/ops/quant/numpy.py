@@ -67,7 +67,7 @@ def _dynamic(op, x):
     s = float(scale)
     zp = float(np.clip(np.rint(np.float32(-lo) / scale), 0, 255)) if s else 0.0  # float32, as the spec
     y = np.clip(np.rint(x32.astype(np.float64) / s) + zp, 0, 255) if s else np.full(x32.shape, zp)
-    return y.astype(np.uint8), np.asarray(scale, dtype=np.float64), np.asarray(zp).astype(np.uint8)
+    return y.astype(np.uint8), np.asarray(scale if s else np.nan, dtype=np.float64), np.asarray(zp).astype(np.uint8)
 
 
 @evaluates(Q.MatMulInteger)

@@ -71,6 +71,7 @@ def _dequantize(op, q):
 def _dynamic(op, x):
     lo, hi = torch.clamp(x.min(), max=0.0), torch.clamp(x.max(), min=0.0)
     scale = (hi - lo) / 255.0
+    scale = torch.where(scale == 0, torch.full_like(scale, float("nan")), scale)  # all zeros: undefined (spec.py)
     zp = torch.clamp(torch.round(-lo / scale), 0, 255)
     y = torch.clamp(torch.round(x / scale) + zp, 0, 255)
     return y.to(torch.uint8), scale, zp.to(torch.uint8)
