@@ -4,7 +4,8 @@ Chosen input dims become named symbols (a dim may share its symbol with an equal
 so broadcasting and equal-dim rules are posed over one symbol); every op's ``type_transfer`` and
 ``requires`` are re-run on the symbolic inputs (the op's attributes stay as generated), giving one Z3
 problem over the symbols. A symbol the rules pin to its generated value (a Reshape's constant target, a
-weight it must broadcast with) goes back to static. The others get at least ``MIN_SHAPES`` distinct
+weight it must broadcast with, a dim an op's ``static_dims`` names: a per-axis scale's length) goes back
+to static. The others get at least ``MIN_SHAPES`` distinct
 assignments, the generated one first, then the edge values (every symbol 1, every symbol the largest
 size bin) and random bins, each as near as the rules allow, and each re-checked concretely
 (``GraphIR.at`` plus the element budget).
@@ -112,6 +113,9 @@ def _rules(gir: GraphIR, dims, syms, max_elems: int) -> Optional[list]:
         for inst in gir.insts:
             ins = [vars[v] for v in inst.inputs]
             cons += [c for c in inst.op.checked_requires(ins)]
+            pinned = getattr(inst.op, "static_dims", None)  # (input, axis) pairs a lowering sizes constants by
+            if pinned is not None:
+                cons += [ins[k].shape[a] == gir.vars[inst.inputs[k]].shape[a] for k, a in pinned(ins)]
             outs = inst.op.checked_type_transfer(ins)
             vars.update(zip(inst.outputs, outs))
     except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims

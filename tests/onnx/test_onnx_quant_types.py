@@ -3,7 +3,8 @@ where the spec's rules bite: exact half steps (round half to even), values past 
 (saturation) and, for float8, both values of ``saturate`` (an overflow is then NaN in e4m3fn, +-inf in
 e5m2). QuantizeLinear's numpy reference, its torch lowering (fake quantization, in the type's carrier)
 and onnx's ReferenceEvaluator on a hand-written single-node model agree exactly, and DequantizeLinear
-reads every value of the type back."""
+reads every value of the type back. Blocked quantization (opset 21 ``block_size``) likewise, on models
+nnfuzz's ONNX lowering writes."""
 import numpy as np
 import pytest
 import torch
@@ -82,3 +83,50 @@ def test_dequantize_reads_every_value_back(dt):
     back = torch_lowering_for(Q.DequantizeLinear)(op, carrier)
     np.testing.assert_array_equal(back.numpy(), want)
     np.testing.assert_array_equal(want, (q.astype(np.float64) - zp) * SCALE)
+
+
+BLOCKED = [(DType.int8, 1, 4), (DType.uint8, 0, 2), (DType.int4, 1, 3), (DType.uint16, 0, 16),
+           (DType.float8_e4m3fn, 1, 2)]
+
+
+@pytest.mark.parametrize("dt, axis, block", BLOCKED, ids=[f"{d.short}-axis{a}-B{b}" for d, a, b in BLOCKED])
+def test_blocked_quantization(dt, axis, block):
+    """Blocked quantization (opset 21 ``block_size``): one scale per block of ``block`` elements along
+    ``axis`` (6 and 7 elements: a shorter last block), per index of the other axis. QuantizeLinear and
+    DequantizeLinear, numpy and torch against the ReferenceEvaluator on single-node models written by nnfuzz's
+    ONNX lowering, whose scale and zero point have the blocked shape."""
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.onnx.direct import build_onnx
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
+    x = np.random.default_rng(1).standard_normal((6, 7)).astype(np.float32)
+    zp = 0 if dt.is_float8 else 3
+    q = Q.QuantizeLinear(to=dt, scale=0.05, zero_point=zp, axis=axis, block_size=block)
+    dq = q.closing()
+    assert dq.block_size == block
+    want_q = eval_op(q, x)[0]
+    want_y = eval_op(dq, want_q)[0]
+    # blocks along the axis hold different scales: the reference is no per-tensor quantization
+    values, shape = Q.scale_tensor(q.scale, axis, block, x.shape)
+    assert shape[axis] == -(-x.shape[axis] // block) and shape[1 - axis] == x.shape[1 - axis]
+    xs = AbsTensor([6, 7], DType.float32)
+    gir = GraphIR(vars={"x": xs, "q": AbsTensor([6, 7], dt), "y": xs}, inputs=["x"],
+                  insts=[Inst(q, ["x"], ["q"]), Inst(dq, ["q"], ["y"])], outputs=["y"]).check()
+    for opset, spelling in ((13, "canonical"), (21, "random"), (23, "random")):
+        proto, used, _ = build_onnx(gir, {}, ExportSpec(opset=opset, spelling=spelling, seed=opset, opsets=(opset, 25)))
+        assert used.opset >= 21, "block_size came with opset 21"
+        assert [a.i for n in proto.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")
+                for a in n.attribute if a.name == "block_size"] == [block, block]
+        got_y, = onnx_ref.ReferenceEvaluator(proto).run(None, {"x": x})
+        np.testing.assert_array_equal(got_y, want_y)
+    one = _model("QuantizeLinear", TensorProto.FLOAT, dt.onnx(), [
+        numpy_helper.from_array(np.asarray(values, np.float32).reshape(shape), "scale"),
+        numpy_helper.from_array(np.full(shape, zp, dt.numpy()), "zp")], axis=axis, block_size=block)
+    one.graph.input[0].type.tensor_type.shape.Clear()
+    one.graph.output[0].type.tensor_type.shape.Clear()
+    got_q, = onnx_ref.ReferenceEvaluator(one).run(None, {"x": x})
+    np.testing.assert_array_equal(got_q.astype(np.float64), want_q.astype(np.float64))
+    t = torch_lowering_for(Q.QuantizeLinear)(q, torch.from_numpy(x))
+    np.testing.assert_array_equal(t.double().numpy(), want_q.astype(np.float64))
+    np.testing.assert_array_equal(torch_lowering_for(Q.DequantizeLinear)(dq, t).numpy(), want_y)

@@ -14,13 +14,16 @@ def f32(v) -> np.ndarray:
     return np.asarray(np.asarray(v, dtype=np.float32), dtype=np.float64)
 
 
-def scales_along(scale, axis, x: np.ndarray) -> np.ndarray:
-    """``scale`` shaped to broadcast against ``x``: a scalar, or one value per slice along ``axis``."""
-    if axis is None:
-        return f32(scale)
-    shape = [1] * x.ndim
-    shape[axis] = x.shape[axis]
-    return f32(Q.per_axis_scales(scale, x.shape[axis])).reshape(shape)
+def scales_along(op, x: np.ndarray) -> np.ndarray:
+    """``op``'s scale shaped to broadcast against ``x``: a scalar, one value per slice along its axis, or
+    (blocked) each block's value repeated over its elements."""
+    values, shape = Q.scale_tensor(op.scale, op.axis, op.block_size, x.shape)
+    s = f32(values).reshape(shape)
+    if op.axis is None:
+        return s
+    if op.block_size is None:
+        return s.reshape([x.shape[op.axis] if k == op.axis else 1 for k in range(x.ndim)])
+    return np.repeat(s, op.block_size, axis=op.axis).take(range(x.shape[op.axis]), axis=op.axis)
 
 
 def quantize(real: np.ndarray, scale, zero_point, dtype, saturate: bool = True) -> np.ndarray:
@@ -49,14 +52,14 @@ def centered(a: np.ndarray, zero_point) -> np.ndarray:
 
 @evaluates(Q.QuantizeLinear)
 def _quantize(op, x):
-    return quantize(x, scales_along(op.scale, op.axis, x), op.zero_point, op.to, op.saturate)
+    return quantize(x, scales_along(op, x), op.zero_point, op.to, op.saturate)
 
 
 @evaluates(Q.DequantizeLinear)
 def _dequantize(op, q):
     if q.dtype.kind in "fV" and str(q.dtype).startswith("float8"):  # zero point 0 (spec.in_range)
-        return q.astype(np.float64) * scales_along(op.scale, op.axis, q)
-    return centered(q, op.zero_point).astype(np.float64) * scales_along(op.scale, op.axis, q)
+        return q.astype(np.float64) * scales_along(op, q)
+    return centered(q, op.zero_point).astype(np.float64) * scales_along(op, q)
 
 
 @evaluates(Q.DynamicQuantizeLinear)

@@ -2,7 +2,8 @@
 (initializers or Constant nodes, drawn by ``g.const``).
 
 Drawn spellings: a zero point of 0 into uint8 omitted (the spec's default, which also fixes the output
-type), or given; ``axis`` positive or negative; at opset 21+ an omitted zero point with the
+type), or given; ``axis`` positive or negative; blocked quantization (``block_size``, opset 21+) with scale and
+zero-point tensors of the blocked shape; at opset 21+ an omitted zero point with the
 ``output_dtype`` attribute naming the type; to float8, ``saturate=1`` (the default) written or omitted; the
 optional zero points of MatMulInteger/ConvInteger
 omitted when 0; ConvInteger/QLinearConv's attributes as Conv's (ops/conv/onnx.py).
@@ -18,41 +19,47 @@ from nnfuzz.ops.quant import spec as Q
 F32 = DType.float32
 
 
-def _scale(g, scale, axis, n):
-    values = Q.per_axis_scales(scale, n) if axis is not None else float(scale)
-    return g.const(np.asarray(values, dtype=np.float32), F32, "scale")
+def _scale(g, op, x):
+    values, shape = Q.scale_tensor(op.scale, op.axis, op.block_size, g.shape(x))
+    return g.const(np.asarray(values, dtype=np.float32).reshape(shape), F32, "scale")
 
 
-def _zero_point(g, zp, dtype, axis, n, optional: bool):
-    """The zero-point input (None: omitted, which means 0 of uint8 or, at 21+, of ``output_dtype``)."""
-    if optional and int(zp) == 0 and dtype is DType.uint8 and g.flip("zero_point", "omitted", "given"):
+def _zero_point(g, op, x, dtype, optional: bool):
+    """The zero-point input, of the scale's shape (None: omitted, which means 0 of uint8 or, at 21+, of
+    ``output_dtype``)."""
+    if optional and int(op.zero_point) == 0 and dtype is DType.uint8 and g.flip("zero_point", "omitted", "given"):
         return None
-    shape = [n] if axis is not None else []
-    return g.const(np.full(shape, int(zp), dtype=dtype.numpy()), dtype, "zp")
+    shape = Q.scale_tensor(op.scale, op.axis, op.block_size, g.shape(x))[1]
+    return g.const(np.full(shape, int(op.zero_point), dtype=dtype.numpy()), dtype, "zp")
 
 
-def _axis_attr(g, axis, x):
-    return {} if axis is None else {"axis": g.axis(axis, g.rank(x))}
+def _axis_attr(g, op, x):
+    """``axis`` (drawn positive or negative) and, for blocked quantization (opset 21+), ``block_size``."""
+    if op.axis is None:
+        return {}
+    if op.block_size is None:
+        return {"axis": g.axis(op.axis, g.rank(x))}
+    g.need_opset(21, "blocked quantization (block_size)")
+    return {"axis": g.axis(op.axis, g.rank(x)), "block_size": int(op.block_size)}
 
 
 @onnx_lowers(Q.QuantizeLinear)
 def _quantize(op, g, x):
-    n = g.shape(x)[op.axis] if op.axis is not None else 1
-    attrs = _axis_attr(g, op.axis, x)
+    attrs = _axis_attr(g, op, x)
     if op.to.is_float8 and (not op.saturate or g.flip("saturate", "given", "omitted")):
         attrs["saturate"] = int(op.saturate)
     if g.opset >= 21 and int(op.zero_point) == 0 and g.flip("output_dtype", "attribute", "zero point"):
-        return g.op("QuantizeLinear", x, _scale(g, op.scale, op.axis, n), output_dtype=op.to.onnx(), **attrs)
-    zp = _zero_point(g, op.zero_point, op.to, op.axis, n, optional=True)
-    return g.op("QuantizeLinear", x, _scale(g, op.scale, op.axis, n), zp, **attrs)
+        return g.op("QuantizeLinear", x, _scale(g, op, x), output_dtype=op.to.onnx(), **attrs)
+    zp = _zero_point(g, op, x, op.to, optional=True)
+    return g.op("QuantizeLinear", x, _scale(g, op, x), zp, **attrs)
 
 
 @onnx_lowers(Q.DequantizeLinear)
 def _dequantize(op, g, q):
-    n = g.shape(q)[op.axis] if op.axis is not None else 1
     optional = g.dtype(q) is DType.uint8 or g.dtype(q) is DType.int32
-    zp = _zero_point(g, op.zero_point, g.dtype(q), op.axis, n, optional)
-    return g.op("DequantizeLinear", q, _scale(g, op.scale, op.axis, n), zp, **_axis_attr(g, op.axis, q))
+    attrs = _axis_attr(g, op, q)
+    zp = _zero_point(g, op, q, g.dtype(q), optional)
+    return g.op("DequantizeLinear", q, _scale(g, op, q), zp, **attrs)
 
 
 @onnx_lowers(Q.DynamicQuantizeLinear)

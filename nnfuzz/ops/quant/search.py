@@ -27,7 +27,7 @@ def _nudged(v, eps, side, rng):
 @tie_rule(Q.QuantizeLinear, with_op=True)
 def _quantize(op, xs, outs, eps, side, rng=None):
     x = xs[0]
-    v = x / QT._scales(op.scale, op.axis, x, x.dtype)
+    v = x / QT._scales(op, x, x.dtype)
     return [QT.quantize_steps(_nudged(v, eps, side, rng), op).to(outs[0].dtype)]
 
 

@@ -14,7 +14,10 @@ QLinearConv:           quantize(conv(x - x_zp, w) * x_scale * w_scale / y_scale,
                        (zero point 0) as quantization tools write them, w_scale per tensor or per channel
 
 ``scale`` is one float (per tensor) or, with ``axis`` set, per slice along that axis: a tuple of floats
-(as the QDQ pass writes calibrated ones) or one float spread over the slices by ``per_axis_scales``.
+(as the QDQ pass writes calibrated ones) or one float spread over the slices by ``per_axis_scales``. With
+``block_size`` B as well (blocked quantization, opset 21+), one scale per block of B consecutive elements
+along ``axis`` (the last block may be shorter) and per index of every other axis: a scale tensor of the
+input's shape with ceil(D / B) along ``axis``, one float spread over it (``scale_tensor``).
 Every scale is used as the float32 it rounds to.
 
 Accuracy: a kernel may be one quantization step off where the real-valued result lies within rounding
@@ -45,6 +48,7 @@ SCALES = (2.0 ** -7, 2.0 ** -5, 0.05, 0.1, 0.25)
 ZERO_POINTS = (0, 3, 100, 128, -20)
 KERNEL_ZERO_POINTS = (0, 3, 100, 127)  # valid for int8 and uint8 alike: the integer kernels take either
 ONE_STEP = Accuracy(0, steps=1)
+BLOCK_SIZES = (None,) * 5 + (2, 3, 16)  # blocked quantization (opset 21+): 3 in 8 of the draws with an axis
 
 
 def in_range(zp, dtype: DType) -> bool:
@@ -63,14 +67,32 @@ def per_axis_scales(scale, n: int):
     return [float(scale) * (1.0 + 0.5 * (i % 3)) for i in range(n)]
 
 
+def scale_tensor(scale, axis, block_size, shape):
+    """The scale input as ONNX takes it, ``(flat values, shape)``: a scalar per tensor, one per slice along
+    ``axis``, or, with ``block_size``, one per block: ``shape`` with ceil(D / block_size) along ``axis``."""
+    if axis is None:
+        return [float(scale)], []
+    if block_size is None:
+        return per_axis_scales(scale, int(shape[axis])), [int(shape[axis])]
+    grid = [int(d) for d in shape]
+    grid[axis] = -(-grid[axis] // block_size)
+    n = 1
+    for d in grid:
+        n *= d
+    return per_axis_scales(scale, n), grid
+
+
 class QuantOp(AbsOpBase, abstract=True):
     family = "quant"
 
 
 class _PerAxis(QuantOp, abstract=True):
     """Shared rules of QuantizeLinear and DequantizeLinear: ``axis`` None (per tensor) or the axis the
-    scales run along, within the rank; an explicit tuple of scales matches that axis' length."""
+    scales run along, within the rank; an explicit tuple of scales matches that axis' length; a
+    ``block_size`` needs an axis and one float scale (spread over the blocks)."""
     def _axis_requires(self, x):
+        if self.block_size is not None and (self.axis is None or isinstance(self.scale, (tuple, list))):
+            return [False]
         if self.axis is None:
             return [not isinstance(self.scale, (tuple, list))]
         if not 0 <= self.axis < x.ndims:
@@ -78,6 +100,13 @@ class _PerAxis(QuantOp, abstract=True):
         if isinstance(self.scale, (tuple, list)):
             return [x.shape[self.axis] == len(self.scale)]
         return []
+
+    def static_dims(self, inputs):
+        """The input dims its scale tensor is sized by, static in a dynamic graph (generate/dynamic.py):
+        the axis of per-axis scales, every dim of blocked ones."""
+        if self.axis is None:
+            return []
+        return [(0, a) for a in range(inputs[0].ndims)] if self.block_size is not None else [(0, self.axis)]
 
     def deduct_inp_ranks_and_dtype(self, outputs, rng=None):
         rank = outputs[0].ndims
@@ -91,10 +120,10 @@ class QuantizeLinear(_PerAxis):
     in_dtypes = [(F32,) for _ in QTYPES]
     out_dtypes = [(q,) for q in QTYPES]
     attr_choices = {"to": QTYPES, "scale": SCALES, "zero_point": ZERO_POINTS, "axis": (None, None, 0, 1),
-                    "saturate": (True, False)}
+                    "saturate": (True, False), "block_size": BLOCK_SIZES}
 
-    def __init__(self, *, to, scale, zero_point, axis, saturate=True):
-        self.to, self.scale, self.zero_point, self.axis = to, scale, zero_point, axis
+    def __init__(self, *, to, scale, zero_point, axis, saturate=True, block_size=None):
+        self.to, self.scale, self.zero_point, self.axis, self.block_size = to, scale, zero_point, axis, block_size
         self.saturate = bool(saturate) or not to.is_float8  # the attribute exists for float8 only: recorded
         object.__setattr__(self, "_kwargs", {**self._kwargs, "saturate": self.saturate})  # as used (gir.json)
         self.in_dtypes, self.out_dtypes = [(F32,)], [(to,)]
@@ -102,7 +131,8 @@ class QuantizeLinear(_PerAxis):
     def closing(self):
         """The DequantizeLinear that reads a quantized-tensor type back (DType.quant_only): the generator
         adds it right after this op, with this op's scale and zero point (docs/quantization.md)."""
-        return DequantizeLinear(scale=self.scale, zero_point=self.zero_point, axis=self.axis)
+        return DequantizeLinear(scale=self.scale, zero_point=self.zero_point, axis=self.axis,
+                                block_size=self.block_size)
 
     def requires(self, inputs):
         (x,) = inputs
@@ -112,7 +142,7 @@ class QuantizeLinear(_PerAxis):
         """How far the float value it quantizes may be off (absolute): ``accuracy.steps`` of its largest
         scale. A system may compute the op before a Q on the integer grid (OpenVINO moves the dequantize
         past a Clip and rounds its bounds to the grid); the Q's result is then at most that many steps off."""
-        return self.accuracy.steps * max(per_axis_scales(self.scale, 1) if self.axis is not None else [self.scale])
+        return self.accuracy.steps * max(per_axis_scales(self.scale, 3) if self.axis is not None else [self.scale])
 
     def type_transfer(self, inputs):
         return [AbsTensor(inputs[0].shape, self.to)]
@@ -123,10 +153,10 @@ class DequantizeLinear(_PerAxis):
     accuracy = ROUNDED  # one float32 product
     in_dtypes = [(q,) for q in QTYPES + (I32,)]
     out_dtypes = [(F32,) for _ in QTYPES + (I32,)]
-    attr_choices = {"scale": SCALES, "zero_point": ZERO_POINTS, "axis": (None, None, 0, 1)}
+    attr_choices = {"scale": SCALES, "zero_point": ZERO_POINTS, "axis": (None, None, 0, 1), "block_size": BLOCK_SIZES}
 
-    def __init__(self, *, scale, zero_point, axis):
-        self.scale, self.zero_point, self.axis = scale, zero_point, axis
+    def __init__(self, *, scale, zero_point, axis, block_size=None):
+        self.scale, self.zero_point, self.axis, self.block_size = scale, zero_point, axis, block_size
 
     def requires(self, inputs):
         (q,) = inputs

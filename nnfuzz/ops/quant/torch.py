@@ -15,13 +15,16 @@ def _f32(v) -> list:
     return np.asarray(v, dtype=np.float32).astype(np.float64).tolist()
 
 
-def _scales(scale, axis, x, fdt):
-    """``scale`` as a tensor broadcasting against ``x`` (a scalar, or per slice along ``axis``)."""
-    if axis is None:
-        return torch.tensor(_f32(scale), dtype=fdt, device=x.device)
-    shape = [1] * x.dim()
-    shape[axis] = x.shape[axis]
-    return torch.tensor(_f32(Q.per_axis_scales(scale, x.shape[axis])), dtype=fdt, device=x.device).reshape(shape)
+def _scales(op, x, fdt):
+    """``op``'s scale as a tensor broadcasting against ``x`` (a scalar, per slice along its axis, or each
+    block's value repeated over its elements)."""
+    values, shape = Q.scale_tensor(op.scale, op.axis, op.block_size, list(x.shape))
+    s = torch.tensor(_f32(values), dtype=fdt, device=x.device).reshape(shape)
+    if op.axis is None:
+        return s
+    if op.block_size is None:
+        return s.reshape([x.shape[op.axis] if k == op.axis else 1 for k in range(x.dim())])
+    return s.repeat_interleave(op.block_size, dim=op.axis).narrow(op.axis, 0, x.shape[op.axis])
 
 
 def _real_dtype(q):
@@ -58,13 +61,13 @@ def quantize_steps(v, op):
 
 @lowers(Q.QuantizeLinear)
 def _quantize(op, x):
-    return quantize_steps(x / _scales(op.scale, op.axis, x, x.dtype), op)
+    return quantize_steps(x / _scales(op, x, x.dtype), op)
 
 
 @lowers(Q.DequantizeLinear)
 def _dequantize(op, q):
     fdt = _real_dtype(q)
-    return (q.to(fdt) - int(op.zero_point)) * _scales(op.scale, op.axis, q, fdt)
+    return (q.to(fdt) - int(op.zero_point)) * _scales(op, q, fdt)
 
 
 @lowers(Q.DynamicQuantizeLinear)
