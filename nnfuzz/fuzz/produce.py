@@ -95,16 +95,17 @@ def _dynamic(p: Produced, gir, seed: int, plan, start, spec):
     return built.model
 
 
-def _quantized(gir, start, seed: int):
+def _quantized(gir, start, seed: int, plan):
     """(the QDQ graph, its start values, its summary) of the float graph ``gir`` (generate/qdq.py),
-    calibrated on the values its model starts from (``start``, or the seed's draws)."""
+    calibrated on the values its model starts from (``start``, or the seed's draws), with the element
+    types ``plan``'s systems take."""
     import numpy as np
 
-    from nnfuzz.generate.qdq import insert_qdq
+    from nnfuzz.generate.qdq import insert_qdq, qdq_types
     from nnfuzz.materialize.model import random_values
 
     values = start if start is not None else random_values(gir, np.random.default_rng(seed))
-    qgir, summary = insert_qdq(gir, seed, values)
+    qgir, summary = insert_qdq(gir, seed, values, qdq_types(plan.rows, plan.qdq_opset))
     return qgir, start, summary if summary["pairs"] else None
 
 
@@ -133,7 +134,7 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         gir, start = generate_for_search(qdq or policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
         if qdq is not None:
-            gir, start, summary = _quantized(gir, start, seed)
+            gir, start, summary = _quantized(gir, start, seed, plan)
             if summary is not None:  # (none: nothing in the graph was quantizable)
                 p.rec["quantized"] = summary
     except ConstraintError as e:

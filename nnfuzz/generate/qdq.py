@@ -8,8 +8,9 @@ Scales and zero points are calibrated, as the tools calibrate them, on the value
 with (the value-aware generator's, or the draws ``build_model`` makes from the seed): the float graph is
 evaluated by the numpy reference and each quantized tensor gets the range it shows, widened or narrowed a
 little at random (a narrowed range saturates some values, as a clipping calibration does). Weights are
-int8, symmetric, per channel (drawn) or per tensor; activations uint8 asymmetric (the tools' default) or
-int8 symmetric, drawn per graph. A tensor read by several nodes is quantized once (one scale shared by its
+int8 or int4, symmetric, per tensor, per output channel or (opset 21+) in blocks along the input channels
+(as weight-only int4 tools write them); activations uint8 or uint16 asymmetric, int8 or int16 symmetric;
+each drawn per graph among the types the campaign's systems take (``qdq_types``). A tensor read by several nodes is quantized once (one scale shared by its
 readers); the data-movement ops (pooling by max, Transpose, Reshape, ...) keep their input's scale, as the
 tools write them so that a system can drop their Q/DQ pair; the inputs of an Add or a Concat may share one
 scale (drawn). ``mgen.quantized`` is the share of graphs made this way (docs/quantization.md).
@@ -23,21 +24,42 @@ import numpy as np
 
 from nnfuzz.abstract.dtype import DType
 from nnfuzz.gir import GraphIR, Inst
+from nnfuzz.ops.quant.spec import QRANGE
 
 F32 = DType.float32
 # Which ops are quantized, and how, is data on each op's spec (``AbsOpBase.qdq``, ``qdq_weight``): "compute"
 # ops sit between DQ and Q, "same" ops (data movement) keep their input's scale, a ``qdq_weight`` names the
 # weight input quantized per output channel.
 QDQ_WEIGHT = 4.0  # op weight of the QDQ ops in a quantized graph's generation (1: as often as the others)
+# the element types drawn per graph, with their weights (the tools' defaults first), and the first opset
+# that writes each type, or blocked quantization, where it is not 13
+ACT_TYPES = {DType.uint8: 0.45, DType.int8: 0.3, DType.int16: 0.15, DType.uint16: 0.1}
+WEIGHT_TYPES = {DType.int8: 0.7, DType.int4: 0.3}
+SINCE = {DType.int16: 21, DType.uint16: 21, DType.int4: 21, "blocked": 21}
+WEIGHT_BLOCKS = (16, 32)  # block sizes of blocked weights, as int4 tools write them
 
 
 @dataclasses.dataclass(frozen=True)
 class QParams:
-    """One tensor's quantization: dtype, scale (a float, or per slice along ``axis``), zero point."""
+    """One tensor's quantization: dtype, scale (a float, or per slice along ``axis``, or per block of
+    ``block_size`` along it: a tuple in C order), zero point."""
     dtype: DType
     scale: object
     zero_point: int
     axis: Optional[int] = None
+    block_size: Optional[int] = None
+
+
+def qdq_types(rows, cap: Optional[int]) -> frozenset:
+    """The QDQ element types (and "blocked") a campaign draws: those whose QuantizeLinear and DequantizeLinear
+    rows its systems were probed to take (``rows``: op name -> rows; an op not named takes all), at opsets up
+    to ``cap`` (the newest at which they run QDQ graphs; None: any)."""
+    f32, out = DType.float32, set()
+    for t in set(ACT_TYPES) | set(WEIGHT_TYPES):
+        q, dq = (rows or {}).get("QuantizeLinear"), (rows or {}).get("DequantizeLinear")
+        if (q is None or ((f32,), (t,)) in q) and (dq is None or ((t,), (f32,)) in dq):
+            out.add(t)
+    return frozenset(k for k in out | {"blocked"} if cap is None or SINCE.get(k, 13) <= cap)
 
 
 def quantized_draw(policy, share: float, seed: int, ops) -> Optional[object]:
@@ -55,25 +77,27 @@ def quantized_draw(policy, share: float, seed: int, ops) -> Optional[object]:
     return dataclasses.replace(policy, dtypes=dtypes, op_weights=weights)
 
 
-def insert_qdq(gir: GraphIR, seed: int, values: Tuple[Dict, Dict]) -> Tuple[GraphIR, Dict]:
+def insert_qdq(gir: GraphIR, seed: int, values: Tuple[Dict, Dict], types=None) -> Tuple[GraphIR, Dict]:
     """(``gir`` with QDQ around its quantizable float32 nodes, a summary {"nodes": quantized nodes,
-    "pairs": Q/DQ pairs, "activations": dtype, "per_channel": bool}). ``values``: (weights, inputs) the
-    model will start from, on which the scales are calibrated. The placeholders are unchanged."""
+    "pairs": Q/DQ pairs, "activations": dtype, "weights": dtype, "per_channel": bool, "blocked": bool}).
+    ``values``: (weights, inputs) the model will start from, on which the scales are calibrated; ``types``:
+    the element types to draw from (``qdq_types``; None: all). The placeholders are unchanged."""
     from nnfuzz.reference import evaluate
 
     rng = np.random.default_rng([int(seed), 0x0D1])
     with np.errstate(all="ignore"):
         env = evaluate(gir, values[0], values[1])
-    w = _Writer(gir, env, rng)
+    w = _Writer(gir, env, rng, frozenset(ACT_TYPES) | frozenset(WEIGHT_TYPES) | {"blocked"} if types is None else types)
     for inst in gir.insts:
         w.visit(inst)
     out = GraphIR(vars=w.vars, inputs=list(gir.inputs), weights=list(gir.weights), insts=w.insts,
                   outputs=[w.cur.get(o, o) for o in gir.outputs]).check()
-    return out, {"nodes": w.nodes, "pairs": w.pairs, "activations": w.act.value, "per_channel": w.per_channel}
+    return out, {"nodes": w.nodes, "pairs": w.pairs, "activations": w.act.value, "weights": w.wt.value,
+                 "per_channel": w.per_channel, "blocked": w.blocked}
 
 
 class _Writer:
-    def __init__(self, gir: GraphIR, env, rng):
+    def __init__(self, gir: GraphIR, env, rng, types):
         self.gir, self.env, self.rng = gir, env, rng
         self.vars = dict(gir.vars)
         self.insts = []
@@ -81,8 +105,10 @@ class _Writer:
         self.dq: Dict[str, Tuple[str, QParams]] = {}  # var -> (its DQ output, its quantization)
         self.dq_outputs = set()
         self.nodes = self.pairs = 0
-        self.act = DType.uint8 if rng.random() < 0.6 else DType.int8
+        self.act = _draw(rng, ACT_TYPES, types, DType.uint8)
+        self.wt = _draw(rng, WEIGHT_TYPES, types, DType.int8)
         self.per_channel = bool(rng.random() < 0.5)
+        self.blocked = bool(self.per_channel and "blocked" in types and rng.random() < 0.4)
 
     def visit(self, inst: Inst) -> None:
         ins = [self.cur.get(v, v) for v in inst.inputs]
@@ -116,8 +142,9 @@ class _Writer:
         from nnfuzz.ops.quant.spec import DequantizeLinear, QuantizeLinear
 
         q, dq = self._fresh(f"{key}_q"), self._fresh(f"{key}_dq")
-        qop = QuantizeLinear(to=qp.dtype, scale=qp.scale, zero_point=qp.zero_point, axis=qp.axis)
-        dqop = DequantizeLinear(scale=qp.scale, zero_point=qp.zero_point, axis=qp.axis)
+        qop = QuantizeLinear(to=qp.dtype, scale=qp.scale, zero_point=qp.zero_point, axis=qp.axis,
+                             block_size=qp.block_size)
+        dqop = qop.closing()
         self.vars[q] = qop.checked_type_transfer([self.vars[var]])[0]
         self.vars[dq] = dqop.checked_type_transfer([self.vars[q]])[0]
         self.insts += [Inst(qop, [var], [q]), Inst(dqop, [q], [dq])]
@@ -139,13 +166,25 @@ class _Writer:
         if var not in self.gir.weights or op.qdq_weight is None or op.qdq_weight[0] != k:
             return None
         v = self._values(var)
-        axis = op.qdq_weight[1]
+        axis, top = op.qdq_weight[1], float(QRANGE[self.wt][1])
         if self.per_channel and axis is not None and v.ndim >= 2:
             axis = axis % v.ndim
+            if self.blocked:  # along the input channels: the axis beside the output channels'
+                return self._blocked(v, 1 if axis == 0 else v.ndim - 2, top)
             mags = np.abs(np.moveaxis(v, axis, 0).reshape(v.shape[axis], -1)).max(axis=1)
-            scales = tuple(_scale(m * self._widen() / 127.0) for m in mags)
-            return QParams(DType.int8, scales, 0, axis)
-        return QParams(DType.int8, _scale(float(np.abs(v).max(initial=0.0)) * self._widen() / 127.0), 0)
+            scales = tuple(_scale(m * self._widen() / top) for m in mags)
+            return QParams(self.wt, scales, 0, axis)
+        return QParams(self.wt, _scale(float(np.abs(v).max(initial=0.0)) * self._widen() / top), 0)
+
+    def _blocked(self, v: np.ndarray, axis: int, top: float) -> QParams:
+        """Symmetric scales of ``v`` per block of ``WEIGHT_BLOCKS`` (drawn) along ``axis``."""
+        b = int(self.rng.choice(WEIGHT_BLOCKS))
+        n = -(-v.shape[axis] // b)
+        a = np.moveaxis(np.abs(v), axis, 0)
+        a = np.concatenate([a, np.zeros((n * b - a.shape[0],) + a.shape[1:])]).reshape((n, b) + a.shape[1:])
+        mags = np.moveaxis(a.max(axis=1), 0, axis)  # the blocked shape
+        widen = self._widen()
+        return QParams(self.wt, tuple(_scale(m * widen / top) for m in mags.ravel()), 0, axis, b)
 
     def _calibrated(self, names) -> QParams:
         """Per-tensor parameters covering the values of ``names`` (one shared scale for several)."""
@@ -153,11 +192,12 @@ class _Writer:
         lo = min([0.0] + [float(v.min()) for v in vals if v.size])
         hi = max([0.0] + [float(v.max()) for v in vals if v.size])
         widen = self._widen()
-        if self.act is DType.int8:
-            return QParams(DType.int8, _scale(max(-lo, hi) * widen / 127.0), 0)
-        scale = _scale((hi - lo) * widen / 255.0)
-        zp = int(np.clip(np.rint(-lo / scale), 0, 255))
-        return QParams(DType.uint8, scale, zp)
+        qlo, qhi = QRANGE[self.act]
+        if qlo < 0:  # signed: symmetric
+            return QParams(self.act, _scale(max(-lo, hi) * widen / qhi), 0)
+        scale = _scale((hi - lo) * widen / qhi)
+        zp = int(np.clip(np.rint(-lo / scale), 0, qhi))
+        return QParams(self.act, scale, zp)
 
     def _values(self, name: str) -> np.ndarray:
         v = np.asarray(self.env.get(name, np.zeros(0)), dtype=np.float64)
@@ -168,6 +208,15 @@ class _Writer:
         from a continuum so that two scales are in no simple ratio (a ratio of 5/4 makes a quarter of a
         requantization's results exact ties, which no calibration gives)."""
         return float(self.rng.choice([1.0, self.rng.uniform(1.0, 1.3), self.rng.uniform(0.75, 1.0)]))
+
+
+def _draw(rng, weights: Dict[DType, float], allowed, fallback: DType) -> DType:
+    """One of ``weights``' types that ``allowed`` holds, by weight (``fallback`` if none)."""
+    ts = [t for t in weights if t in allowed]
+    if not ts:
+        return fallback
+    p = np.asarray([weights[t] for t in ts])
+    return ts[int(rng.choice(len(ts), p=p / p.sum()))]
 
 
 def _scale(s: float) -> float:

@@ -1,6 +1,7 @@
 """QDQ graphs (nnfuzz/generate/qdq.py): the quantizable float32 nodes read their inputs through
 QuantizeLinear -> DequantizeLinear and are followed by such a pair, with scales calibrated on the model's
-values; weights int8 symmetric (per channel where drawn), data movement keeping its input's scale, one pair
+values; weights int8 or int4 symmetric (per channel or in blocks where drawn), activations of the drawn
+type, each among the types the campaign's systems take, data movement keeping its input's scale, one pair
 per tensor whatever its readers; and mgen.quantized is a share or null."""
 import dataclasses
 
@@ -10,12 +11,12 @@ import pytest
 from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.errors import ConfigError
 from nnfuzz.generate.policy import GenPolicy
-from nnfuzz.generate.qdq import insert_qdq, quantized_draw
+from nnfuzz.generate.qdq import ACT_TYPES, WEIGHT_TYPES, insert_qdq, qdq_types, quantized_draw
 from nnfuzz.gir import GraphIR, Inst
 from nnfuzz.ops.conv.spec import Conv2d
 from nnfuzz.ops.elementwise.spec import Relu
 from nnfuzz.ops.pool.spec import MaxPool2d
-from nnfuzz.ops.quant.spec import DequantizeLinear, QuantizeLinear
+from nnfuzz.ops.quant.spec import QRANGE, DequantizeLinear, QuantizeLinear
 from nnfuzz.reference import evaluate
 
 F32 = DType.float32
@@ -40,9 +41,9 @@ def _values(seed=0):
         {"x": rng.standard_normal([1, 2, 6, 6]).astype(np.float32)}
 
 
-def _qdq(seed):
+def _qdq(seed, types=None):
     g = _conv_graph()
-    return g, *insert_qdq(g, seed, _values())
+    return g, *insert_qdq(g, seed, _values(), types)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -60,19 +61,22 @@ def test_each_quantizable_node_sits_between_dq_and_q(seed):
     assert all(isinstance(producer[o].op, DequantizeLinear) for o in q.outputs)  # float outputs, dequantized
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_scales_cover_the_calibration_values_and_the_weights_are_int8(seed):
+@pytest.mark.parametrize("seed", range(12))
+def test_scales_cover_the_calibration_values_and_the_weights_are_symmetric(seed):
     g, q, info = _qdq(seed)
     float_vals, q_vals = evaluate(g, *_values()), evaluate(q, *_values())
     quantizers = {inst.inputs[0]: inst.op for inst in q.insts if isinstance(inst.op, QuantizeLinear)}
     w = quantizers["w"]
-    assert w.to is DType.int8 and w.zero_point == 0
-    assert (w.axis == 0 and len(w.scale) == 3) if info["per_channel"] else w.axis is None
+    assert w.to.value == info["weights"] and w.to in WEIGHT_TYPES and w.zero_point == 0
+    if info["blocked"]:  # [3, 2, 3, 3] in blocks along the input channels: one block of 2
+        assert w.axis == 1 and w.block_size in (16, 32) and len(w.scale) == 3 * 1 * 3 * 3
+    else:
+        assert (w.axis == 0 and len(w.scale) == 3) if info["per_channel"] else w.axis is None
     for var, op in quantizers.items():
         step = np.max(op.scale) if op.axis is not None else op.scale
         assert op.to.value == info["activations"] or var == "w"
         # the range seen is covered (within the drawn narrowing down to 0.75, which saturates a little)
-        lo, hi = (-128, 127) if op.to is DType.int8 else (0, 255)
+        lo, hi = QRANGE[op.to]
         span = (hi - lo) * step
         assert np.ptp(np.append(float_vals.get(var, q_vals[var]), 0.0)) <= span / 0.749 + 1e-6, (var, op)
     pool = next(i for i in q.insts if i.op.name == "MaxPool2d")
@@ -101,3 +105,21 @@ def test_mgen_quantized_is_a_share_or_null(bad):
     assert GenPolicy(quantized=None).quantized is None and GenPolicy(quantized=0.5).quantized == 0.5
     with pytest.raises(ConfigError, match="mgen.quantized"):
         GenPolicy(quantized=bad)
+
+
+def test_the_types_drawn_are_those_the_systems_take():
+    """Over seeds every activation and weight type comes up, blocked weights too; limited to what the probed
+    rows and the QDQ opset allow, only those come up (int16/uint16/int4 and blocks need opset 21)."""
+    seen = {k: {_qdq(s)[2][k] for s in range(60)} for k in ("activations", "weights", "blocked")}
+    assert seen == {"activations": {t.value for t in ACT_TYPES}, "weights": {t.value for t in WEIGHT_TYPES},
+                    "blocked": {False, True}}
+    f32, i16 = DType.float32, DType.int16
+    rows = {"QuantizeLinear": {((f32,), (t,)) for t in (DType.uint8, DType.int8, i16, DType.int4)},
+            "DequantizeLinear": {((t,), (f32,)) for t in (DType.uint8, DType.int8, i16)}}
+    assert qdq_types(rows, 21) == {DType.uint8, DType.int8, i16, "blocked"}  # int4: no DequantizeLinear
+    assert qdq_types(rows, 19) == {DType.uint8, DType.int8}
+    assert qdq_types(None, None) == set(ACT_TYPES) | set(WEIGHT_TYPES) | {"blocked"}
+    only = qdq_types(rows, 19)
+    for s in range(20):
+        info = _qdq(s, only)[2]
+        assert (info["activations"], info["weights"], info["blocked"]) in {("uint8", "int8", False), ("int8", "int8", False)}

@@ -19,7 +19,7 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-from nnfuzz.errors import NNFuzzError, OpDefinitionError
+from nnfuzz.errors import InternalError, NNFuzzError, OpDefinitionError
 from nnfuzz.gir import GraphIR
 
 LAYOUTS = ("flat", "outline", "chain")
@@ -59,6 +59,9 @@ def draw_layout(n_insts: int, seed: int) -> Layout:
 def _tensor_type(t):
     from tvm import relax
 
+    if t.dtype.quant_only:  # only the quant family holds one, and it has no Relax lowering
+        raise InternalError(f"a Relax tensor of the quantized-tensor type {t}: only a QuantizeLinear makes one, "
+                            "and the quant family has no Relax lowering")
     return relax.TensorType(shape=tuple(int(d) for d in t.shape), dtype=t.dtype.value)
 
 

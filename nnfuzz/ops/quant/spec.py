@@ -17,7 +17,8 @@ QLinearConv:           quantize(conv(x - x_zp, w) * x_scale * w_scale / y_scale,
 (as the QDQ pass writes calibrated ones) or one float spread over the slices by ``per_axis_scales``. With
 ``block_size`` B as well (blocked quantization, opset 21+), one scale per block of B consecutive elements
 along ``axis`` (the last block may be shorter) and per index of every other axis: a scale tensor of the
-input's shape with ceil(D / B) along ``axis``, one float spread over it (``scale_tensor``).
+input's shape with ceil(D / B) along ``axis``: one float spread over it, or a tuple of its values in C order
+(``scale_tensor``).
 Every scale is used as the float32 it rounds to.
 
 Accuracy: a kernel may be one quantization step off where the real-valued result lies within rounding
@@ -89,10 +90,17 @@ class QuantOp(AbsOpBase, abstract=True):
 class _PerAxis(QuantOp, abstract=True):
     """Shared rules of QuantizeLinear and DequantizeLinear: ``axis`` None (per tensor) or the axis the
     scales run along, within the rank; an explicit tuple of scales matches that axis' length; a
-    ``block_size`` needs an axis and one float scale (spread over the blocks)."""
+    ``block_size`` needs an axis, and an explicit tuple holds one scale per block."""
     def _axis_requires(self, x):
-        if self.block_size is not None and (self.axis is None or isinstance(self.scale, (tuple, list))):
-            return [False]
+        if self.block_size is not None:
+            if self.axis is None or not 0 <= self.axis < x.ndims:
+                return [False]
+            if not isinstance(self.scale, (tuple, list)):
+                return []
+            n = 1  # an explicit tuple: one scale per block (the QDQ pass calibrates each)
+            for k, d in enumerate(x.shape):
+                n = n * ((d + self.block_size - 1) // self.block_size if k == self.axis else d)
+            return [n == len(self.scale)]
         if self.axis is None:
             return [not isinstance(self.scale, (tuple, list))]
         if not 0 <= self.axis < x.ndims:
