@@ -140,7 +140,8 @@ class GraphIR:
         for v in self.outputs:
             if v not in defined:
                 raise InternalError(f"GraphIR: output {v} is not defined")
-        held = [f"{v}: {self.vars[v]}" for v in self.inputs + self.weights + self.outputs if self.vars[v].dtype.quant_only]
+        held = [f"{v}: {self.vars[v]}" for v in self.inputs + self.weights + self.outputs
+                if self.vars[v].dtype.quant_only]
         if held:
             raise InternalError(f"GraphIR: graph inputs, weights or outputs {held} hold a quantized-tensor type, "
                                 "which only flows from a QuantizeLinear to a DequantizeLinear (DType.quant_only)")

@@ -110,11 +110,14 @@ def _quantized(gir, start, seed: int, plan):
 
 
 def _qdq_opset(spec, cap: int, seed: int):
-    """``spec`` at an opset drawn from its range up to ``cap``, where the systems run QDQ graphs."""
+    """``spec`` at its opset, or one drawn from its range up to ``cap``, where the systems run QDQ graphs; its range
+    ends at ``cap`` too, so that a node written later (int16, int4 or blocks at 21) moves it no further."""
     import numpy as np
 
     lo = min(spec.range[0], cap)
-    return spec.at(int(np.random.default_rng([seed & 0xFFFFFFFF, 0x0D2]).integers(lo, cap + 1)))
+    opset = spec.opset if (spec.opset or cap + 1) <= cap else \
+        int(np.random.default_rng([seed & 0xFFFFFFFF, 0x0D2]).integers(lo, cap + 1))
+    return dataclasses.replace(spec, opset=opset, opsets=(lo, cap))
 
 
 def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float, guide=None) -> Produced:
@@ -156,7 +159,7 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         spec = dataclasses.replace(plan.export.for_model(seed),
                                    timeout_s=max(0.05, min(plan.export.timeout_s, time_left)))
-        if p.rec.get("quantized") and plan.qdq_opset is not None and (spec.opset or 0) > plan.qdq_opset:
+        if p.rec.get("quantized") and plan.qdq_opset is not None:
             spec = _qdq_opset(spec, plan.qdq_opset, seed)
         if lifted is None:
             model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)

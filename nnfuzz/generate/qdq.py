@@ -10,8 +10,8 @@ evaluated by the numpy reference and each quantized tensor gets the range it sho
 little at random (a narrowed range saturates some values, as a clipping calibration does). Weights are
 int8 or int4, symmetric, per tensor, per output channel or (opset 21+) in blocks along the input channels
 (as weight-only int4 tools write them); activations uint8 or uint16 asymmetric, int8 or int16 symmetric;
-each drawn per graph among the types the campaign's systems take (``qdq_types``). A tensor read by several nodes is quantized once (one scale shared by its
-readers); the data-movement ops (pooling by max, Transpose, Reshape, ...) keep their input's scale, as the
+each drawn per graph among the types the campaign's systems take (``qdq_types``). A tensor read by
+several nodes is quantized once (one scale shared by its readers); the data-movement ops (pooling by max, Transpose, Reshape, ...) keep their input's scale, as the
 tools write them so that a system can drop their Q/DQ pair; the inputs of an Add or a Concat may share one
 scale (drawn). ``mgen.quantized`` is the share of graphs made this way (docs/quantization.md).
 """

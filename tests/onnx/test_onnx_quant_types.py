@@ -130,3 +130,32 @@ def test_blocked_quantization(dt, axis, block):
     t = torch_lowering_for(Q.QuantizeLinear)(q, torch.from_numpy(x))
     np.testing.assert_array_equal(t.double().numpy(), want_q.astype(np.float64))
     np.testing.assert_array_equal(torch_lowering_for(Q.DequantizeLinear)(dq, t).numpy(), want_y)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_qdq_graph_stays_at_the_opsets_its_systems_run_it(seed):
+    """Regression (ort-cpu campaign): a QDQ graph written at an opset under the systems' QDQ cap (fuzz/qdq_opsets.py)
+    whose int16 activations need opset 21 was moved to a random opset up to the newest (28, where ONNX Runtime
+    has no QuantizeLinear kernel: UNSUPPORTED verdicts); now it moves no further than the cap."""
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.fuzz.produce import _qdq_opset
+    from nnfuzz.generate.qdq import insert_qdq
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.onnx.direct import build_onnx
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+    from nnfuzz.ops.linear.spec import MatMul
+
+    f32 = DType.float32
+    op = MatMul()
+    gir = GraphIR(vars={"a": AbsTensor([2, 4], f32), "b": AbsTensor([4, 3], f32), "c": AbsTensor([2, 3], f32)},
+                  inputs=["a"], weights=["b"], insts=[Inst(op, ["a", "b"], ["c"])], outputs=["c"]).check()
+    rng = np.random.default_rng(seed)
+    values = ({"b": rng.standard_normal([4, 3]).astype(np.float32)},
+              {"a": rng.standard_normal([2, 4]).astype(np.float32)})
+    qgir, info = insert_qdq(gir, seed, values, frozenset({DType.int16}))  # (weights: int8, the fallback)
+    assert info["activations"] == "int16"
+    for s in range(8):
+        spec = _qdq_opset(ExportSpec(spelling="random", opsets=(13, 28)).for_model(s), 23, s)
+        assert spec.range == (13, 23) and spec.opset <= 23
+        _, used, _ = build_onnx(qgir, values[0], spec)
+        assert 21 <= used.opset <= 23

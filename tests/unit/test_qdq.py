@@ -122,4 +122,5 @@ def test_the_types_drawn_are_those_the_systems_take():
     only = qdq_types(rows, 19)
     for s in range(20):
         info = _qdq(s, only)[2]
-        assert (info["activations"], info["weights"], info["blocked"]) in {("uint8", "int8", False), ("int8", "int8", False)}
+        drawn = (info["activations"], info["weights"], info["blocked"])
+        assert drawn in {("uint8", "int8", False), ("int8", "int8", False)}

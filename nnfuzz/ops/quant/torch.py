@@ -48,7 +48,10 @@ def _to_float8(v, dtype, saturate: bool):
         return y
     bound, inclusive = Q.F8_OVERFLOW[dtype]
     over = v.abs() >= bound if inclusive else v.abs() > bound
-    big = torch.copysign(torch.full_like(v, float("inf")), v) if dtype is Q.DType.float8_e5m2 else torch.full_like(v, float("nan"))
+    if dtype is Q.DType.float8_e5m2:
+        big = torch.copysign(torch.full_like(v, float("inf")), v)
+    else:
+        big = torch.full_like(v, float("nan"))
     return torch.where(over, big, y)
 
 
