@@ -17,6 +17,11 @@ KNOWN = (
           r"|(?:First|Channel) dimension of input data must be static",
           note="a dynamic model (docs/dynamic-shapes.md): the CPU plugin refuses a symbolic dim for this op in its "
           "own words (ConvTranspose's weights and output_shape, Squeeze of a dynamic rank, GlobalLpPool's N and C)"),
+    Known(r"cannot be divided by block_size|must be divisible by the block size"
+          r"|DequantizeLinear cannot operate with dynamic shapes of input X",
+          note="blocked quantization (opset 21 block_size): OpenVINO's ONNX frontend takes only blocks that divide "
+          "the axis, and a DequantizeLinear input whose shape it knows when converting (not a QLinearMatMul's "
+          "output); the spec allows a shorter last block"),
 )
 
 # the op: its unconverted-ops log, a core node being validated, an ONNX frontend node

@@ -46,7 +46,8 @@ def instruction_named_in(text: str, gir: GraphIR, onnx_model) -> Optional[int]:
 
 
 def prefix(gir: GraphIR, k: int) -> GraphIR:
-    """The graph of the instructions that feed instruction ``k`` (its ancestors), every value an output:
+    """The graph of the instructions that feed instruction ``k`` (its ancestors), every value an output (but a
+    quantized-tensor one, DType.quant_only: its DequantizeLinear shows it):
     a node wrong elsewhere did not give ``k`` its inputs (item 7 of issue 26: a wrong OneHot dtype was
     charged with a Resize that never read it)."""
     feeds = gir.feeding(gir.insts[k].inputs)
@@ -54,7 +55,8 @@ def prefix(gir: GraphIR, k: int) -> GraphIR:
     used = {v for inst in insts for v in inst.inputs} | {v for inst in insts for v in inst.outputs}
     return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
                                inputs=[i for i in gir.inputs if i in used], weights=[w for w in gir.weights if w in used],
-                               insts=list(insts), outputs=[v for inst in insts for v in inst.outputs])
+                               insts=list(insts),
+                               outputs=[v for inst in insts for v in inst.outputs if not gir.vars[v].dtype.quant_only])
 
 
 def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,

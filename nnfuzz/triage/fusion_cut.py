@@ -54,7 +54,8 @@ def cut_root(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     from nnfuzz.triage.onnx_nodes import single_op
 
     outputs = set(gir.outputs)
-    inner = [(k, v) for k, inst in enumerate(gir.insts) for v in inst.outputs if v not in outputs]
+    inner = [(k, v) for k, inst in enumerate(gir.insts) for v in inst.outputs
+             if v not in outputs and not gir.vars[v].dtype.quant_only]  # (never a graph output)
     for k, v in inner[:MAX_CUTS]:
         model = build_model(dataclasses.replace(gir, outputs=list(gir.outputs) + [v]), 0, export=export,
                             values=(dict(weights), dict(inputs)))

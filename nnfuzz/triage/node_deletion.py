@@ -29,12 +29,14 @@ class Candidate:
 
 
 def delete_node(c: Candidate, k: int, values: Dict[str, np.ndarray]) -> Candidate:
-    """``c`` without instruction ``k``; consumers of its outputs read them as new inputs."""
+    """``c`` without instruction ``k``; consumers of its outputs read them as new inputs. A quantized-tensor
+    value (DType.quant_only) is never an input or output: with a QuantizeLinear go the DequantizeLinears
+    reading it, and with the last of them the QuantizeLinear (``with_pairs``)."""
     g = c.gir
-    dead = g.insts[k]
-    insts = g.insts[:k] + g.insts[k + 1:]
+    ks = with_pairs(g, k)
+    insts = [inst for j, inst in enumerate(g.insts) if j not in ks]
     used = {v for i in insts for v in i.inputs}
-    new_inputs = [v for v in dead.outputs if v in used]
+    new_inputs = [v for j in sorted(ks) for v in g.insts[j].outputs if v in used]
     keep = [v for v in g.inputs if v in used] + new_inputs
     weights = [w for w in g.weights if w in used]
     defined = set(keep) | set(weights) | {v for i in insts for v in i.outputs}
@@ -47,6 +49,23 @@ def delete_node(c: Candidate, k: int, values: Dict[str, np.ndarray]) -> Candidat
     return Candidate(gir.check(), {w: c.weights[w] for w in weights}, inputs)
 
 
+def with_pairs(g: GraphIR, k: int) -> set:
+    """Instruction ``k`` and those that go with it: the readers of its quantized-tensor outputs, the producer
+    of a quantized-tensor input that nothing left reads."""
+    ks, grown = {k}, True
+    while grown:
+        before = set(ks)
+        for j in list(ks):
+            for v in g.insts[j].outputs:
+                if g.vars[v].dtype.quant_only:
+                    ks |= {r for r, i in enumerate(g.insts) if v in i.inputs}
+            for v in g.insts[j].inputs:
+                if g.vars[v].dtype.quant_only and all(r in ks for r, i in enumerate(g.insts) if v in i.inputs):
+                    ks |= {p for p, i in enumerate(g.insts) if v in i.outputs}
+        grown = ks != before
+    return ks
+
+
 def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
                  budget_s: float = 120.0) -> Tuple[Candidate, int]:
     """Delete nodes while ``holds(candidate)``; returns the smallest candidate and the trials made."""
@@ -54,7 +73,8 @@ def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
 
     # every value of the starting graph, once: deleting a node changes no remaining value (its
     # consumers are fed exactly what it produced), so these serve every later candidate too
-    full = dataclasses.replace(start.gir, outputs=[v for i in start.gir.insts for v in i.outputs])
+    full = dataclasses.replace(start.gir, outputs=[v for i in start.gir.insts for v in i.outputs
+                                                   if not start.gir.vars[v].dtype.quant_only])
     model = build_model(full, 0, export=False, values=(start.weights, start.inputs))
     values = {**start.inputs, **dict(zip(full.outputs, _torch_outputs(model)))}
 
