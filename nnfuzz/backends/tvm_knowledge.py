@@ -23,6 +23,10 @@ KNOWN = (
           "implement: TopK with a computed k or sorted=0, GroupNormalization with float64 statistics, Resize "
           "with computed sizes or an opset-19 coordinate mode (half_pixel_symmetric), Split with computed "
           "split sizes, a reduction with computed axes, Slice of a shape with computed bounds"),
+    Known(r"Unsupported output datatype attribute for operation|zero_point param datatype should be one of"
+          r"|blocked quantization is not supported yet",
+          note="the Relax ONNX frontend's QuantizeLinear/DequantizeLinear take int8, uint8, int16 and uint16 "
+          "only (not int4, uint4 or a float8 zero point) and no block_size (docs/quantization.md)"),
     Known(r"Cannot broadcast symbolic dimensions \S+ and \S+ - both are symbolic but structurally different"
           r"|Cannot broadcast symbolic dimension \S+ with non-1 constant",
           note="a dynamic model (docs/dynamic-shapes.md): the Relax ONNX frontend broadcasts a dim_param dim only "

@@ -185,13 +185,14 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
         if notes:
             say(f"known bugs: generation steers away from {plural(len(notes), 'trigger')}: {', '.join(notes[:6])}"
                 + (" ..." if len(notes) > 6 else ""))
-    quantized, qdq_at = cc.policy.quantized, None
+    quantized, qdq_at, blocked = cc.policy.quantized, None, True
     if quantized is None:  # the systems' default: every side must take QDQ graphs
         quantized = min(s.backend_info.quantized for s in sides)
     if quantized and onnx and probe:  # the opsets at which QDQ graphs run (fuzz/qdq_opsets.py)
-        from nnfuzz.fuzz.qdq_opsets import qdq_opset
+        from nnfuzz.fuzz.qdq_opsets import qdq_blocked, qdq_opset
 
         qdq_at = qdq_opset([s for s in sides if s.format == "onnx"], export, clock)
         quantized = quantized if qdq_at is not None else 0.0
+        blocked = qdq_at is not None and qdq_blocked([s for s in sides if s.format == "onnx"], qdq_at, clock)
     return CampaignPlan(tuple(ops), rows, export, search, onnx, tuple(oracles), probed=probe, quantized=quantized,
-                        qdq_opset=qdq_at)
+                        qdq_opset=qdq_at, qdq_blocked=blocked)

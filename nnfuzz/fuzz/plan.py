@@ -26,6 +26,7 @@ class CampaignPlan:
     probed: bool = False                   # the systems were probed (ops, opsets, the oracles' start-up)
     quantized: float = 0.0                 # the share of QDQ graphs (mgen.quantized, or the systems' default)
     qdq_opset: Optional[int] = None        # the newest opset QDQ graphs are written at (fuzz/qdq_opsets.py)
+    qdq_blocked: bool = True               # the systems run blocked quantization (probed with the QDQ opset)
 
     @property
     def oracle(self) -> "Oracle":
@@ -43,7 +44,8 @@ class CampaignPlan:
             opsets = list(self.export.opsets) if self.export.opsets else self.export.opset
         return {"ops": [c.name for c in self.ops], "probed_rows": {op: len(r) for op, r in sorted(self.rows.items())},
                 "opsets": opsets, "int64_bits": getattr(self.search, "int64_bits", None), "onnx": self.onnx,
-                "quantized": self.quantized, "qdq_opset": self.qdq_opset, "workers": self.workers, "producers": self.producers, "probed": self.probed,
+                "quantized": self.quantized, "qdq_opset": self.qdq_opset,
+                "qdq_blocked": self.qdq_blocked, "workers": self.workers, "producers": self.producers, "probed": self.probed,
                 "oracles": [o.record() for o in self.oracles]}
 
     def shipped(self) -> Tuple["CampaignPlan", list]:

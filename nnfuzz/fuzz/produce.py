@@ -95,17 +95,17 @@ def _dynamic(p: Produced, gir, seed: int, plan, start, spec):
     return built.model
 
 
-def _quantized(gir, start, seed: int, plan):
+def _quantized(gir, start, seed: int, plan, dtypes):
     """(the QDQ graph, its start values, its summary) of the float graph ``gir`` (generate/qdq.py),
     calibrated on the values its model starts from (``start``, or the seed's draws), with the element
-    types ``plan``'s systems take."""
+    types of ``dtypes`` (mgen.dtypes) that ``plan``'s systems take."""
     import numpy as np
 
     from nnfuzz.generate.qdq import insert_qdq, qdq_types
     from nnfuzz.materialize.model import random_values
 
     values = start if start is not None else random_values(gir, np.random.default_rng(seed))
-    qgir, summary = insert_qdq(gir, seed, values, qdq_types(plan.rows, plan.qdq_opset))
+    qgir, summary = insert_qdq(gir, seed, values, qdq_types(plan.rows, plan.qdq_opset, plan.qdq_blocked, dtypes))
     return qgir, start, summary if summary["pairs"] else None
 
 
@@ -137,7 +137,7 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         gir, start = generate_for_search(qdq or policy, list(plan.ops), plan.rows, plan.search, guide)  # grown with safe values (search.value_aware)
         if qdq is not None:
-            gir, start, summary = _quantized(gir, start, seed, plan)
+            gir, start, summary = _quantized(gir, start, seed, plan, cc.policy.dtype_set)
             if summary is not None:  # (none: nothing in the graph was quantizable)
                 p.rec["quantized"] = summary
     except ConstraintError as e:

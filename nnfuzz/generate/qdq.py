@@ -36,7 +36,8 @@ QDQ_WEIGHT = 4.0  # op weight of the QDQ ops in a quantized graph's generation (
 ACT_TYPES = {DType.uint8: 0.45, DType.int8: 0.3, DType.int16: 0.15, DType.uint16: 0.1}
 WEIGHT_TYPES = {DType.int8: 0.7, DType.int4: 0.3}
 SINCE = {DType.int16: 21, DType.uint16: 21, DType.int4: 21, "blocked": 21}
-WEIGHT_BLOCKS = (16, 32)  # block sizes of blocked weights, as int4 tools write them
+WEIGHT_BLOCKS = (2, 4, 8, 16, 32)  # block sizes of blocked weights: those that divide the axis, as int4 tools
+# write them (a shorter last block is drawn by the quant family's own QuantizeLinear and DequantizeLinear)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,16 +51,17 @@ class QParams:
     block_size: Optional[int] = None
 
 
-def qdq_types(rows, cap: Optional[int]) -> frozenset:
+def qdq_types(rows, cap: Optional[int], blocked: bool = True, dtypes=None) -> frozenset:
     """The QDQ element types (and "blocked") a campaign draws: those whose QuantizeLinear and DequantizeLinear
     rows its systems were probed to take (``rows``: op name -> rows; an op not named takes all), at opsets up
-    to ``cap`` (the newest at which they run QDQ graphs; None: any)."""
+    to ``cap`` (the newest at which they run QDQ graphs; None: any); "blocked" where ``blocked`` (probed too:
+    fuzz/qdq_opsets.py); only types in ``dtypes`` (mgen.dtypes' set; None: any)."""
     f32, out = DType.float32, set()
-    for t in set(ACT_TYPES) | set(WEIGHT_TYPES):
+    for t in (set(ACT_TYPES) | set(WEIGHT_TYPES)) & (set(dtypes) if dtypes is not None else set(DType)):
         q, dq = (rows or {}).get("QuantizeLinear"), (rows or {}).get("DequantizeLinear")
         if (q is None or ((f32,), (t,)) in q) and (dq is None or ((t,), (f32,)) in dq):
             out.add(t)
-    return frozenset(k for k in out | {"blocked"} if cap is None or SINCE.get(k, 13) <= cap)
+    return frozenset(k for k in out | ({"blocked"} if blocked else set()) if cap is None or SINCE.get(k, 13) <= cap)
 
 
 def quantized_draw(policy, share: float, seed: int, ops) -> Optional[object]:
@@ -170,15 +172,21 @@ class _Writer:
         if self.per_channel and axis is not None and v.ndim >= 2:
             axis = axis % v.ndim
             if self.blocked:  # along the input channels: the axis beside the output channels'
-                return self._blocked(v, 1 if axis == 0 else v.ndim - 2, top)
+                qp = self._blocked(v, 1 if axis == 0 else v.ndim - 2, top)
+                if qp is not None:
+                    return qp
             mags = np.abs(np.moveaxis(v, axis, 0).reshape(v.shape[axis], -1)).max(axis=1)
             scales = tuple(_scale(m * self._widen() / top) for m in mags)
             return QParams(self.wt, scales, 0, axis)
         return QParams(self.wt, _scale(float(np.abs(v).max(initial=0.0)) * self._widen() / top), 0)
 
-    def _blocked(self, v: np.ndarray, axis: int, top: float) -> QParams:
-        """Symmetric scales of ``v`` per block of ``WEIGHT_BLOCKS`` (drawn) along ``axis``."""
-        b = int(self.rng.choice(WEIGHT_BLOCKS))
+    def _blocked(self, v: np.ndarray, axis: int, top: float) -> Optional[QParams]:
+        """Symmetric scales of ``v`` per block along ``axis``, of one of ``WEIGHT_BLOCKS`` that divide it
+        (drawn; None: none does)."""
+        sizes = [b for b in WEIGHT_BLOCKS if v.shape[axis] % b == 0]
+        if not sizes:
+            return None
+        b = int(self.rng.choice(sizes))
         n = -(-v.shape[axis] // b)
         a = np.moveaxis(np.abs(v), axis, 0)
         a = np.concatenate([a, np.zeros((n * b - a.shape[0],) + a.shape[1:])]).reshape((n, b) + a.shape[1:])

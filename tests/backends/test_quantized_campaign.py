@@ -30,3 +30,28 @@ def test_an_ort_campaign_builds_and_counts_qdq_graphs(tmp_path, monkeypatch):
     assert tested and all(x["opset"] <= 27 and {"QuantizeLinear", "DequantizeLinear"} <= set(x["ops"]) for x in tested)
     assert all(x["quantized"]["pairs"] >= 1 for x in tested)
     assert counters.verdicts.get("inconsistency", 0) == 0, dict(counters.verdicts)
+    assert {x["quantized"]["activations"] for x in tested} <= {"int8", "uint8"}  # mgen.dtypes has no other
+    assert {x["quantized"]["weights"] for x in tested} == {"int8"}
+
+
+@pytest.mark.slow
+def test_an_ort_campaign_draws_the_wider_qdq_types(tmp_path, monkeypatch):
+    """With mgen.dtypes holding them, the QDQ graphs draw 16-bit activations and int4 weights (ONNX Runtime runs
+    them: they are probed at opset 21, where they came), and those with 16-bit activations are written at
+    opsets 21 to 27 (the QDQ cap), and pass."""
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    policy = GenPolicy(max_nodes=5, seed=5, include=QDQ_OPS, quantized=1.0,
+                       dtypes=["float32", "int8", "uint8", "int16", "uint16", "int4", "int64"])
+    cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=policy, out=tmp_path / "bugs", ui="plain",
+                        time_s=150, max_tests=10, executor="inprocess", reduce=False, known_kept=False)
+    counters = run_campaign(cc)
+    lines = [json.loads(x) for x in (cc.out / "campaign.jsonl").read_text().splitlines()]
+    plan = next(x["campaign"]["plan"] for x in lines if "campaign" in x)
+    assert plan["qdq_blocked"] is True
+    tested = [x for x in lines if x.get("quantized")]
+    wide = [x for x in tested if x["quantized"]["activations"] in ("int16", "uint16")]
+    assert wide and all(21 <= x["opset"] <= 27 and x["verdict"] == "pass" for x in wide), \
+        [(x["quantized"], x["opset"], x["verdict"]) for x in tested]
+    assert "int4" in {x["quantized"]["weights"] for x in tested}
+    assert counters.verdicts.get("inconsistency", 0) == 0, dict(counters.verdicts)

@@ -68,8 +68,8 @@ def test_scales_cover_the_calibration_values_and_the_weights_are_symmetric(seed)
     quantizers = {inst.inputs[0]: inst.op for inst in q.insts if isinstance(inst.op, QuantizeLinear)}
     w = quantizers["w"]
     assert w.to.value == info["weights"] and w.to in WEIGHT_TYPES and w.zero_point == 0
-    if info["blocked"]:  # [3, 2, 3, 3] in blocks along the input channels: one block of 2
-        assert w.axis == 1 and w.block_size in (16, 32) and len(w.scale) == 3 * 1 * 3 * 3
+    if info["blocked"]:  # [3, 2, 3, 3] in blocks along the input channels: one block of 2 (the size dividing 2)
+        assert w.axis == 1 and w.block_size == 2 and len(w.scale) == 3 * 1 * 3 * 3
     else:
         assert (w.axis == 0 and len(w.scale) == 3) if info["per_channel"] else w.axis is None
     for var, op in quantizers.items():
@@ -119,6 +119,8 @@ def test_the_types_drawn_are_those_the_systems_take():
     assert qdq_types(rows, 21) == {DType.uint8, DType.int8, i16, "blocked"}  # int4: no DequantizeLinear
     assert qdq_types(rows, 19) == {DType.uint8, DType.int8}
     assert qdq_types(None, None) == set(ACT_TYPES) | set(WEIGHT_TYPES) | {"blocked"}
+    assert "blocked" not in qdq_types(None, 21, blocked=False)  # the systems' blocked probe failed
+    assert qdq_types(None, None, dtypes={DType.uint8, DType.int8}) == {DType.uint8, DType.int8, "blocked"}
     only = qdq_types(rows, 19)
     for s in range(20):
         info = _qdq(s, only)[2]
