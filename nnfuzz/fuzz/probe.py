@@ -31,6 +31,7 @@ from nnfuzz.output import say
 from nnfuzz.verdict import Outcome, judge
 
 BATCH = 48
+PLAIN_TRIES = 20  # graphs drawn for a row until one is in a plain form (_row_graph)
 Row = Tuple[tuple, tuple]
 
 
@@ -192,8 +193,16 @@ def _row_graph(cls, row: Row, policy) -> GraphIR:
     from nnfuzz.generate.symbolic import GraphGenerator
 
     held = [d for d in row[0] + row[1] if d.quant_only]
-    if not held:
-        return GraphGenerator(policy, [cls], rows={cls.name: {row}}).generate()
+    if not held:  # the row in a plain form: not in blocks (an attribute some systems lack, probed apart:
+        for k in range(PLAIN_TRIES):  # fuzz/qdq_opsets.py), which would disable the row's every form
+            try:
+                gir = GraphGenerator(dataclasses.replace(policy, seed=policy.seed + 100_003 * k), [cls],
+                                     rows={cls.name: {row}}).generate()
+            except ConstraintError:
+                continue
+            if all(getattr(inst.op, "block_size", None) is None for inst in gir.insts):
+                return gir
+        raise ConstraintError(f"no plain graph of {cls.name} on {row_key(row)} in {PLAIN_TRIES} tries")
     q = OP_REGISTRY["QuantizeLinear"](to=held[0], scale=0.05, zero_point=0, axis=None, saturate=True)
     shape = [2, 3]
     return GraphIR(vars={"x": AbsTensor(shape, DType.float32), "q": AbsTensor(shape, held[0]),
