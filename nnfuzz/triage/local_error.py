@@ -214,8 +214,9 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
     env = {**{k: np.asarray(v) for k, v in inputs.items()}, **{k: np.asarray(v) for k, v in weights.items()}}
     env.update({k: np.asarray(v) for k, v in got.items() if k not in env})
     widened = tuple(widened)
-    allowance = quantized_next(gir)
+    allowance = dict(quantized_next(gir))
     judged, skipped = 0, {}
+    carried: Dict[str, int] = {}  # an unexposed quantized-tensor value -> the steps its producer may be off
     for k, inst in enumerate(gir.insts):
         missing = [v for v in inst.inputs if v not in env]
         if missing:
@@ -226,7 +227,11 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
             env.update(zip(inst.outputs, eval_op(inst.op, *[env[v] for v in inst.inputs])))
             skipped.update({v: "a quantized-tensor type, not exposed: judged through its DequantizeLinear"
                             for v in inst.outputs})
+            carried.update({v: inst.op.accuracy.steps for v in inst.outputs})
             continue
+        steps = max([carried[v] for v in inst.inputs if v in carried], default=0)
+        if steps:  # its DequantizeLinear may be off by the steps the unexposed QuantizeLinear may be
+            allowance.update({v: allowance.get(v, 0.0) + steps * inst.op.largest_scale() for v in inst.outputs})
         outs = {v: (np.asarray(got[v]) if v in got else None) for v in inst.outputs}
         try:
             errs = node_errors(inst.op, k, [env[v] for v in inst.inputs], outs,

@@ -86,6 +86,8 @@ def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
         for k in reversed(range(len(best.gir.insts))):
             if len(best.gir.insts) <= 1 or time.monotonic() >= deadline:
                 break
+            if k >= len(best.gir.insts):  # a deletion took a quantized pair along: fewer nodes than k
+                continue
             cand = delete_node(best, k, values)
             if not cand.gir.insts:
                 continue

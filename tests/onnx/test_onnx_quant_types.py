@@ -159,3 +159,28 @@ def test_a_qdq_graph_stays_at_the_opsets_its_systems_run_it(seed):
         assert spec.range == (13, 23) and spec.opset <= 23
         _, used, _ = build_onnx(qgir, values[0], spec)
         assert 21 <= used.opset <= 23
+
+
+def test_reduction_through_quantized_pairs():
+    """Regression (ort-cpu campaign): deleting a QuantizeLinear takes its DequantizeLinear along, two nodes at
+    once, and the reducer's sweep then asked for an index past the shorter graph (IndexError). A reduction
+    whose every candidate holds ends at one node, never holding a quantized-tensor value at its boundary."""
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.ops.elementwise.spec import Relu
+    from nnfuzz.triage.node_deletion import Candidate, reduce_graph
+
+    t = AbsTensor([2, 3], DType.float32)
+    g = GraphIR(vars={"x": t}, inputs=["x"])
+    prev = "x"
+    for k in range(3):  # x -> (Relu -> Q(int4) -> DQ) x 3
+        q = Q.QuantizeLinear(to=DType.int4, scale=0.25, zero_point=0, axis=None)
+        g.vars.update({f"r{k}": t, f"q{k}": AbsTensor([2, 3], DType.int4), f"d{k}": t})
+        g.insts += [Inst(Relu(), [prev], [f"r{k}"]), Inst(q, [f"r{k}"], [f"q{k}"]),
+                    Inst(q.closing(), [f"q{k}"], [f"d{k}"])]
+        prev = f"d{k}"
+    g.outputs = [prev]
+    start = Candidate(g.check(), {}, {"x": np.ones([2, 3], np.float32)})
+    best, trials = reduce_graph(start, lambda c: True)
+    assert len(best.gir.insts) == 1 and trials >= 1
+    assert not any(best.gir.vars[v].dtype.quant_only for v in best.gir.inputs + best.gir.outputs)

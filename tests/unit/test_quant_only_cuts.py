@@ -58,3 +58,24 @@ def test_exposed_values_leave_the_quantized_tensor_out():
     assert "q" not in expose_all(g).outputs and "d0" in expose_all(g).outputs
     head = prefix(g, 2)  # what feeds the DequantizeLinear: the Relu and the QuantizeLinear
     assert [i.op.name for i in head.insts] == ["Relu", "QuantizeLinear"] and head.outputs == ["r"]
+
+
+@pytest.mark.parametrize("off, fault", [(0, False), (1, False), (2, True)])
+def test_the_dequantize_of_an_unexposed_quantize_takes_its_step(off, fault):
+    """Regression (ort-cpu campaign, uint16 activations): the system's QuantizeLinear may be a step off near a
+    tie (its accuracy), but its uint16 output is not exposed; the local-error scan feeds the DequantizeLinear
+    the reference's value, so the DequantizeLinear may be that step off too, not more (it was charged 860 ulps
+    for one step)."""
+    from nnfuzz.reference import evaluate
+    from nnfuzz.triage.local_error import scan
+
+    q = QuantizeLinear(to=DType.uint16, scale=0.000205, zero_point=30375, axis=None)
+    t = AbsTensor([4], F32)
+    g = GraphIR(vars={"x": t, "q": AbsTensor([4], DType.uint16), "y": t}, inputs=["x"],
+                insts=[Inst(q, ["x"], ["q"]), Inst(q.closing(), ["q"], ["y"])], outputs=["y"]).check()
+    x = {"x": np.array([-3.6784, 0.5, 1.25, -0.001], np.float32)}
+    y = evaluate(g, {}, x)["y"].copy()
+    y[0] += np.float32(off * 0.000205)
+    got = scan(g, {}, x, {"y": y})
+    assert (got.root is not None) == fault, got.root
+    assert "q" in got.skipped and got.judged == 1

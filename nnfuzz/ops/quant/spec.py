@@ -109,6 +109,10 @@ class _PerAxis(QuantOp, abstract=True):
             return [x.shape[self.axis] == len(self.scale)]
         return []
 
+    def largest_scale(self) -> float:
+        """The largest of its scales (a spread float reaches twice itself: ``per_axis_scales``)."""
+        return max(per_axis_scales(self.scale, 3)) if self.axis is not None else float(self.scale)
+
     def static_dims(self, inputs):
         """The input dims its scale tensor is sized by, static in a dynamic graph (generate/dynamic.py):
         the axis of per-axis scales, every dim of blocked ones."""
@@ -150,7 +154,7 @@ class QuantizeLinear(_PerAxis):
         """How far the float value it quantizes may be off (absolute): ``accuracy.steps`` of its largest
         scale. A system may compute the op before a Q on the integer grid (OpenVINO moves the dequantize
         past a Clip and rounds its bounds to the grid); the Q's result is then at most that many steps off."""
-        return self.accuracy.steps * max(per_axis_scales(self.scale, 3) if self.axis is not None else [self.scale])
+        return self.accuracy.steps * self.largest_scale()
 
     def type_transfer(self, inputs):
         return [AbsTensor(inputs[0].shape, self.to)]
