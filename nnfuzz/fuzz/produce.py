@@ -124,8 +124,9 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     """Generate the graph for ``seed`` from ``plan``'s ops and rows (drawing with ``guide``, the coverage
     state's weights, if given), build its model (torch reference, ONNX, checks) and let the plan's
     oracles prepare it: the first that takes it tests it."""
-    from nnfuzz.materialize.model import build_model
     from nnfuzz.generate.valueaware import generate_for_search
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.onnx.direct import Unspellable
 
     p = Produced(seed=seed, rec={"seed": seed})
     t0 = time.perf_counter()
@@ -159,10 +160,16 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
     try:
         spec = dataclasses.replace(plan.export.for_model(seed),
                                    timeout_s=max(0.05, min(plan.export.timeout_s, time_left)))
+        wide = None
         if p.rec.get("quantized") and plan.qdq_opset is not None:
-            spec = _qdq_opset(spec, plan.qdq_opset, seed)
+            wide, spec = spec, _qdq_opset(spec, plan.qdq_opset, seed)
         if lifted is None:
-            model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+            try:
+                model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+            except Unspellable:  # a node no QDQ opset writes (BitShift of int64 came at 28): the export's range
+                if wide is None:
+                    raise
+                model = build_model(gir, seed, search=plan.search, start=start, export=wide)
         else:
             model = _dynamic(p, lifted, seed, plan, start, spec)
     except NNFuzzError as e:
