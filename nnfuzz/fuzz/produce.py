@@ -120,13 +120,26 @@ def _qdq_opset(spec, cap: int, seed: int):
     return dataclasses.replace(spec, opset=opset, opsets=(lo, cap))
 
 
+def _built(gir, seed: int, plan, start, spec, wide):
+    """The model of a static graph, written by ``spec`` (for a QDQ graph, capped at the QDQ opset), or by
+    ``wide`` (the export's whole range) where no opset under the cap writes some node (BitShift of int64 came
+    at 28): at worst an UNSUPPORTED verdict on a system lacking its newest QuantizeLinear, never an error."""
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.materialize.onnx.direct import Unspellable
+
+    try:
+        return build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+    except Unspellable:
+        if wide is None:
+            raise
+        return build_model(gir, seed, search=plan.search, start=start, export=wide)
+
+
 def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float, guide=None) -> Produced:
     """Generate the graph for ``seed`` from ``plan``'s ops and rows (drawing with ``guide``, the coverage
     state's weights, if given), build its model (torch reference, ONNX, checks) and let the plan's
     oracles prepare it: the first that takes it tests it."""
     from nnfuzz.generate.valueaware import generate_for_search
-    from nnfuzz.materialize.model import build_model
-    from nnfuzz.materialize.onnx.direct import Unspellable
 
     p = Produced(seed=seed, rec={"seed": seed})
     t0 = time.perf_counter()
@@ -164,12 +177,7 @@ def produce(cc: CampaignConfig, plan: CampaignPlan, seed: int, time_left: float,
         if p.rec.get("quantized") and plan.qdq_opset is not None:
             wide, spec = spec, _qdq_opset(spec, plan.qdq_opset, seed)
         if lifted is None:
-            try:
-                model = build_model(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
-            except Unspellable:  # a node no QDQ opset writes (BitShift of int64 came at 28): the export's range
-                if wide is None:
-                    raise
-                model = build_model(gir, seed, search=plan.search, start=start, export=wide)
+            model = _built(gir, seed, plan, start, spec, wide)
         else:
             model = _dynamic(p, lifted, seed, plan, start, spec)
     except NNFuzzError as e:

@@ -55,3 +55,4 @@ def test_an_ort_campaign_draws_the_wider_qdq_types(tmp_path, monkeypatch):
         [(x["quantized"], x["opset"], x["verdict"]) for x in tested]
     assert "int4" in {x["quantized"]["weights"] for x in tested}
     assert counters.verdicts.get("inconsistency", 0) == 0, dict(counters.verdicts)
+

@@ -184,3 +184,33 @@ def test_reduction_through_quantized_pairs():
     best, trials = reduce_graph(start, lambda c: True)
     assert len(best.gir.insts) == 1 and trials >= 1
     assert not any(best.gir.vars[v].dtype.quant_only for v in best.gir.inputs + best.gir.outputs)
+
+
+def test_a_qdq_graph_with_a_node_past_the_qdq_opsets_is_still_written():
+    """Regression (ort-cpu campaign): BitShift of int64 is written from opset 28 only, past the opsets where ONNX
+    Runtime runs QDQ graphs (27): a QDQ graph holding one was an nnfuzz error (Unspellable) once its range
+    ended at 27; it is written in the export's whole range again (at 28: at worst an UNSUPPORTED verdict)."""
+    import types
+
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.fuzz.produce import _built, _qdq_opset
+    from nnfuzz.generate.qdq import insert_qdq
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.onnx.direct import Unspellable
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+    from nnfuzz.ops.bitwise.spec import BitShift
+    from nnfuzz.ops.elementwise.spec import Relu
+
+    f, i = AbsTensor([2, 3], DType.float32), AbsTensor([2, 3], DType.int64)
+    g = GraphIR(vars={"x": f, "r": f, "a": i, "b": i, "s": i}, inputs=["x", "a", "b"],
+                insts=[Inst(Relu(), ["x"], ["r"]), Inst(BitShift(direction="LEFT"), ["a", "b"], ["s"])],
+                outputs=["r", "s"]).check()
+    values = ({}, {"x": np.ones([2, 3], np.float32), "a": np.ones([2, 3], np.int64), "b": np.ones([2, 3], np.int64)})
+    qgir, info = insert_qdq(g, 0, values)
+    assert info["pairs"] >= 2
+    wide = ExportSpec(opsets=(13, 28)).for_model(0)
+    spec = _qdq_opset(wide, 27, 0)
+    plan = types.SimpleNamespace(search=None, onnx=True)
+    with pytest.raises(Unspellable):
+        _built(qgir, 0, plan, values, spec, None)
+    assert _built(qgir, 0, plan, values, spec, wide).export.opset == 28
