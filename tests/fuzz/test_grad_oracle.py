@@ -233,3 +233,18 @@ def test_a_worker_process_reports_the_part_it_raised_or_died_in():
         assert (res.status, res.stage, res.part) == (status, "compile", part), (res.status, res.part, res.error)
         if status == "crash":
             assert res.signal == 11
+
+
+def test_a_maxpool_window_of_equal_values_gets_values_that_do_not_tie_and_passes():
+    """Start values tied in every MaxPool window (where the gradient goes is then each system's tie rule)
+    are moved a margin apart by the search under oracle=grad (search.kinks), and the test passes."""
+    from grad_check import judged_grad, tied_maxpool, window_gaps
+
+    from nnfuzz.materialize.torch.kinks import KINK_MARGIN
+
+    assert np.all(window_gaps(tied_maxpool(kinks=False).oracle.input["x"]) == 0)  # no kinks asked: kept tied
+    model = tied_maxpool(kinks=True)
+    x = model.oracle.input["x"]
+    assert np.all(window_gaps(x) >= KINK_MARGIN[DType.float32] * (1 + 2 * np.abs(x).max()) * 0.99), window_gaps(x)
+    with sandbox("EagerGradBackend") as sb:
+        assert judged_grad(model, sb, seed=3).verdict.label == "pass"

@@ -41,3 +41,17 @@ def test_the_compiled_backward_matches_eager_on_one_graph():
     assert set(got) == {"v1", "grad:x"}
     assert not compare(expected, got).is_bug
     assert not np.allclose(got["grad:x"], 0)
+
+
+def test_a_maxpool_window_of_equal_values_passes_on_inductor_cpu():
+    """The ranked kinks' regression case (tests/grad_check.py) on the real system: start values tied in every
+    MaxPool window, moved apart by the search, compiled forward and backward agree with eager's."""
+    import numpy as np
+
+    from grad_check import judged_grad, tied_maxpool, window_gaps
+    from nnfuzz.fuzz.inprocess import InProcessSandbox
+
+    model = tied_maxpool(kinks=True)
+    assert np.all(window_gaps(model.oracle.input["x"]) > 0)
+    with InProcessSandbox("inductor-cpu", {}) as sb:
+        assert judged_grad(model, sb, seed=3).verdict.label == "pass"
