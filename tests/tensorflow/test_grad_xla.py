@@ -103,3 +103,22 @@ def test_the_kept_tf_eager_gradient_crash_reduces_on_tf_eager_keeping_its_signat
     assert summary["status"] == "reduced" and summary["nodes_after"] == 1, summary
     assert recorded_signature(after) == want == "tf-cpu | crash | execute | AttributeError | <name> object has no attribute <name>"
     assert after.meta.ops == ["MaxPool3d"]
+
+
+def test_a_campaigns_background_reducer_reduces_an_xla_gradient_bug_against_tf_eager(tmp_path):
+    """fuzz.reduce: the reducer opens a tf-cpu sandbox beside the system's for a bug found against TF eager."""
+    import json
+
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.generate.policy import GenPolicy
+
+    cc = CampaignConfig(backend="wrongxla-cpu", backend_options={"jit_compile": False},
+                        backend_path="tf_grad_backends:DoubledGradXlaBackend", out=tmp_path / "bugs", ui="plain",
+                        executor="inprocess", time_s=240.0, probe=False, reduce=True, reduce_s=60, oracle="grad",
+                        max_tests=1, rerun=False,
+                        policy=GenPolicy(max_nodes=5, dtypes=["float32"], include=["Add", "Mul", "Tanh", "Sigmoid"], seed=3))
+    counters = run_campaign(cc)
+    assert counters.verdicts["inconsistency"] == 1 and counters.nnfuzz_errors == 0, counters
+    meta = json.loads((tmp_path / "bugs" / "0000" / "meta.json").read_text())
+    assert meta["reduced"]["nodes_after"] < meta["reduced"]["nodes_before"], meta["reduced"]
+    assert meta["signature"] == "wrongxla-cpu | inconsistency | backward | values"
