@@ -8,6 +8,7 @@ lands on the other side of the kink from torch eager's and takes the other one-s
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import numpy as np
@@ -71,7 +72,7 @@ def _groups(op, ranked: str, x: torch.Tensor):
     flat = x.reshape(x.shape[0] * x.shape[1], -1)  # [N * C, spatial elements]
     if ranked == "spatial":
         return flat, None
-    idx = torch.from_numpy(window_indices(tuple(x.shape[2:]), *_window(op, x)))  # [windows, K], -1: padding
+    idx = torch.tensor(window_indices(tuple(x.shape[2:]), *_window(op, x)))  # [windows, K], -1: padding
     valid = (idx >= 0).expand(flat.shape[0], *idx.shape).reshape(-1, idx.shape[1])
     return flat[:, idx.clamp(min=0)].reshape(-1, idx.shape[1]), valid
 
@@ -84,9 +85,10 @@ def _window(op, x):
     return kernel, kernel, (0,) * len(kernel), (1,) * len(kernel)
 
 
+@functools.lru_cache(maxsize=256)
 def window_indices(size, kernel, stride, padding, dilation) -> np.ndarray:
     """[windows, kernel elements]: the flat index (over the spatial dims ``size``) of each element of each
-    pooling window, -1 where it lies in the padding."""
+    pooling window, -1 where it lies in the padding (made once per pool and shape: read-only)."""
     per_dim = []
     for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
         k, s, p, d = int(k), int(s), int(p), int(d)
@@ -98,7 +100,9 @@ def window_indices(size, kernel, stride, padding, dilation) -> np.ndarray:
     for n, pos in zip(size, per_dim):  # row-major: windows and elements both in C order
         idx = (idx[:, None, :, None] * n + np.maximum(pos, 0)[None, :, None, :]).reshape(idx.shape[0] * pos.shape[0], -1)
         inside = (inside[:, None, :, None] & (pos >= 0)[None, :, None, :]).reshape(idx.shape)
-    return np.where(inside, idx, -1)
+    out = np.where(inside, idx, -1)
+    out.flags.writeable = False
+    return out
 
 
 def with_kinks(loss: Optional[Callable], cls) -> Optional[Callable]:
