@@ -147,8 +147,9 @@ def run_backend(backend, model_bytes, inputs, entering=None, at_part=None) -> tu
 
 def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=None, at_part=None) -> tuple:
     """Compile ``model_bytes`` once and run it on each of ``shapes`` (input dicts) in turn: the answer to a
-    "runs" message (see the protocol above). ``at_shape(k)`` is called before shape k runs; the compiles
-    counted are the backend's (``Backend.compiles``: recompilations included)."""
+    "runs" message (see the protocol above). ``at_shape(k)`` is called before shape k runs, ``at_part(part)``
+    as in ``run_backend`` (the backend's ``on_part`` for the run); the compiles counted are the backend's
+    (``Backend.compiles``: recompilations included)."""
     seconds, outs = {}, []
     stage, part = "compile", [None]
 
