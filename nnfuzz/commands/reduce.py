@@ -4,8 +4,9 @@ triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-s
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
-untouched. A gradient bug found against another system (xla-cpu's against TF eager, tf-cpu) runs each
-candidate on that system too. One line on stdout says what changed, or with ``--json`` one JSON document.
+untouched. A folder of a campaign's store is reduced holding that store's lock (fuzz/store_lock.py). A
+gradient bug found against another system (xla-cpu's against TF eager, tf-cpu) runs each candidate on that
+system too. One line on stdout says what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def run(cfg, positional, overrides) -> int:
                        memory_limit_mb=int(cfg.fuzz.memory_limit_mb))
 
     other = expected_side(bug) if bug.meta.grad is not None else None  # TF eager for an xla-cpu gradient bug
-    with sandbox_of(bug.meta.system, bug.meta.backend_options) as sandbox, \
+    with _store_of(bug.path), sandbox_of(bug.meta.system, bug.meta.backend_options) as sandbox, \
             (sandbox_of(*other) if other else contextlib.nullcontext()) as expected:
         sandbox.start()
         if expected is not None:
@@ -76,3 +77,15 @@ def timeout_scale(kind) -> float:
 
     load_builtins()
     return float(getattr(ORACLES.get(kind), "timeout_scale", 1.0))
+
+
+def _store_of(folder: Path):
+    """The lock of the campaign store holding ``folder`` (its campaign's reducer may be rewriting it); no lock
+    for a folder outside a campaign's store (bugs/kept/, a copy)."""
+    from nnfuzz.fuzz.runlog import LOG
+    from nnfuzz.fuzz.store_lock import LOCK_FILE, store_lock
+
+    store = folder.resolve().parent
+    if (store / LOG).exists() or (store / LOCK_FILE).exists():
+        return store_lock(store, "reduce")
+    return contextlib.nullcontext()
