@@ -68,3 +68,31 @@ def test_inductor_counts_the_recompile_that_a_size_1_guard_causes(built):
         res = sb.run(pack(gir.dumps(), built.model.weights), [s.input for s in built.shapes])
     assert res.ok, res.error
     assert res.compiles == 2
+
+
+@pytest.fixture(scope="module")
+def built_tf():
+    pytest.importorskip("tensorflow")
+    b = build_dynamic(dynamic_graph(), 7, export=False, tf=True)
+    assert b.forms["tf"] == "dynamic"
+    gir = GraphIR.loads(b.model.gir.dumps())
+    gir.family = b.family
+    return b, pack(gir.dumps(), b.model.weights)
+
+
+# TF systems (tf.function with None dims, traced once): XLA compiles that function once per concrete shape
+# (its executables are keyed by argument shapes), a plain tf.function traces once for every shape, and
+# TFLite converts the None-dims function once and resizes its inputs per shape
+TF_COMPILES = [("xla-cpu", {}, 3), ("xla-cpu", {"jit_compile": False}, 1)]
+
+
+@pytest.mark.parametrize("system,options,compiles", TF_COMPILES, ids=[f"{s}-{o}" for s, o, _ in TF_COMPILES])
+def test_tf_systems_run_the_none_dims_function_at_every_shape(system, options, compiles, built_tf):
+    b, data = built_tf
+    with Sandbox(system, options, test_timeout=120) as sb:
+        res = sb.run(data, [s.input for s in b.shapes])
+    assert res.ok, res.error
+    assert res.compiles == compiles
+    for got, ref in zip(res.shapes, b.shapes):
+        assert got["v1"].shape == ref.output["v1"].shape
+        np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)

@@ -29,6 +29,21 @@ def test_ort_runs_each_dynamic_test_at_every_shape_with_one_compile(tmp_path):
     assert c.verdicts["pass"] == 8
 
 
+def test_xla_runs_the_none_dims_function_at_every_shape_against_tf_eager(tmp_path):
+    """xla-cpu, whose reference is tf-cpu (TF eager): both run the dynamic model at every shape; XLA counts
+    one compile per shape, and a graph whose TF lowering reads a symbolic dim stays static, said why."""
+    pytest.importorskip("tensorflow")
+    policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
+    cc = CampaignConfig(backend="xla-cpu", backend_options={}, policy=policy, time_s=120.0, out=tmp_path / "bugs",
+                        ui="plain", executor="inprocess", probe=False, reduce=False, max_tests=6, dynamic=1.0)
+    c = run_campaign(cc)
+    assert c.tests == 6 and c.dynamic >= 2, c
+    assert c.dynamic_compiles == c.dynamic_runs  # XLA: one compile per shape, shape 0's first call included
+    dyn = [r for r in records(cc.out) if r.get("dynamic", {}).get("tf") == "dynamic"]
+    assert len(dyn) == c.dynamic and all(r["dynamic"]["shapes"] >= 2 for r in dyn)
+    assert c.verdicts["pass"] == 6 and not folders(cc.out), c
+
+
 def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
     counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeStaleShapeBackend", seed=5, max_tests=6,
                                  dynamic=1.0, rerun=False)
