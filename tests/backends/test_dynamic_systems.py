@@ -83,11 +83,13 @@ def built_tf():
 # TF systems (tf.function with None dims, traced once): XLA compiles that function once per concrete shape
 # (its executables are keyed by argument shapes), a plain tf.function traces once for every shape, and
 # TFLite converts the None-dims function once and resizes its inputs per shape
-TF_COMPILES = [("xla-cpu", {}, 3), ("xla-cpu", {"jit_compile": False}, 1)]
+TF_COMPILES = [("xla-cpu", {}, 3), ("xla-cpu", {"jit_compile": False}, 1), ("tflite-cpu", {}, 1)]
 
 
 @pytest.mark.parametrize("system,options,compiles", TF_COMPILES, ids=[f"{s}-{o}" for s, o, _ in TF_COMPILES])
 def test_tf_systems_run_the_none_dims_function_at_every_shape(system, options, compiles, built_tf):
+    if system == "tflite-cpu":
+        pytest.importorskip("ai_edge_litert.interpreter")
     b, data = built_tf
     with Sandbox(system, options, test_timeout=120) as sb:
         res = sb.run(data, [s.input for s in b.shapes])
@@ -96,3 +98,15 @@ def test_tf_systems_run_the_none_dims_function_at_every_shape(system, options, c
     for got, ref in zip(res.shapes, b.shapes):
         assert got["v1"].shape == ref.output["v1"].shape
         np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)
+
+
+def test_tflite_converts_the_symbolic_dims_as_minus_one(built_tf):
+    """The flatbuffer's inputs keep the family's symbols as -1 in their shape_signature (the converter took
+    the None dims; the interpreter resizes them per shape), the static axes as their sizes."""
+    pytest.importorskip("ai_edge_litert.interpreter")
+    from nnfuzz.backends.tflite import TfliteBackend
+
+    _, data = built_tf
+    _, runner, _ = TfliteBackend().compile(data)
+    details = runner.get_input_details()
+    assert {name: list(d["shape_signature"]) for name, d in details.items()} == {"a": [-1, -1], "b": [-1, -1]}

@@ -29,16 +29,19 @@ def test_ort_runs_each_dynamic_test_at_every_shape_with_one_compile(tmp_path):
     assert c.verdicts["pass"] == 8
 
 
-def test_xla_runs_the_none_dims_function_at_every_shape_against_tf_eager(tmp_path):
-    """xla-cpu, whose reference is tf-cpu (TF eager): both run the dynamic model at every shape; XLA counts
-    one compile per shape, and a graph whose TF lowering reads a symbolic dim stays static, said why."""
-    pytest.importorskip("tensorflow")
+@pytest.mark.parametrize("backend", ["xla-cpu", "tflite-cpu"])
+def test_tf_systems_run_the_none_dims_function_at_every_shape_against_tf_eager(backend, tmp_path):
+    """xla-cpu and tflite-cpu, whose reference is tf-cpu (TF eager): both sides run the dynamic model at
+    every shape; XLA counts one compile per shape, TFLite one conversion per test."""
+    pytest.importorskip("ai_edge_litert.interpreter" if backend == "tflite-cpu" else "tensorflow")
     policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
-    cc = CampaignConfig(backend="xla-cpu", backend_options={}, policy=policy, time_s=120.0, out=tmp_path / "bugs",
+    cc = CampaignConfig(backend=backend, backend_options={}, policy=policy, time_s=120.0, out=tmp_path / "bugs",
                         ui="plain", executor="inprocess", probe=False, reduce=False, max_tests=6, dynamic=1.0)
     c = run_campaign(cc)
     assert c.tests == 6 and c.dynamic >= 2, c
-    assert c.dynamic_compiles == c.dynamic_runs  # XLA: one compile per shape, shape 0's first call included
+    assert c.dynamic_runs >= 2 * c.dynamic
+    # XLA: one compile per shape (shape 0's first call included); TFLite: converted once, resized per shape
+    assert c.dynamic_compiles == (c.dynamic_runs if backend == "xla-cpu" else c.dynamic)
     dyn = [r for r in records(cc.out) if r.get("dynamic", {}).get("tf") == "dynamic"]
     assert len(dyn) == c.dynamic and all(r["dynamic"]["shapes"] >= 2 for r in dyn)
     assert c.verdicts["pass"] == 6 and not folders(cc.out), c
