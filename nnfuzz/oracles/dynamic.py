@@ -42,7 +42,7 @@ class DynamicShapes(Oracle):
     name = "dynamic"
     selectable = False
     share: float = 0.0
-    forms: Tuple[str, ...] = ()          # the system's dynamic forms (Backend.dynamic_forms)
+    forms: Tuple[str, ...] = ()          # the system's dynamic forms (Backend.dynamic_forms_for its options)
     primary: Optional[Oracle] = None     # oracle=reference: the static tests, and meta.json's expected side
 
     @classmethod
@@ -56,7 +56,7 @@ class DynamicShapes(Oracle):
                 raise ConfigError(f"fuzz.dynamic={cfg.dynamic} judges every shape against the system's reference: it "
                                   f"goes with oracle=reference (here: {primary.describe(cfg.backend)}); set fuzz.dynamic=0")
             return None
-        return cls(share=share, forms=tuple(bc.dynamic_forms), primary=primary) if share else None
+        return cls(share=share, forms=bc.dynamic_forms_for(cfg.backend_options), primary=primary) if share else None
 
     def record(self) -> Dict:
         return {"kind": self.name, "share": self.share, "forms": list(self.forms)}
@@ -78,7 +78,7 @@ class DynamicShapes(Oracle):
             return False
         if "onnx" in self.forms and p.dynamic_onnx is not None:
             p.model_bytes = p.dynamic_onnx  # (at shape 0's inputs it is also shape 0's static test)
-        if any(f in self.forms and p.dynamic_forms.get(f) == "dynamic" for f in ("gir", "tf")):
+        if any(f in self.forms and p.dynamic_forms.get(f) == "dynamic" for f in ("gir", "tf", "relax")):
             import json
 
             p.gir_text = json.dumps({**json.loads(p.gir_text), "family": p.family}, indent=1)
@@ -218,7 +218,7 @@ def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:
         from nnfuzz.materialize.dynamic import at_shape
 
         return at_shape(p.model_bytes, gir)
-    return pack(gir.dumps(), p.weights)
+    return pack(gir.dumps(), p.weights, p.seed if fmt == "relax" else None)  # (relax: the same layout)
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):
