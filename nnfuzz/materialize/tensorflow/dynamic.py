@@ -19,6 +19,7 @@ def tf_form(gir: GraphIR, weights: Dict[str, np.ndarray], inputs: List[Dict[str,
     from nnfuzz.materialize.tensorflow.lazy import tf
     from nnfuzz.materialize.tensorflow.module import TFGraph
 
+    _producer_settings(tf)
     graph = TFGraph(gir, weights)
     fn = graph.function()
     try:
@@ -41,3 +42,14 @@ def tf_form(gir: GraphIR, weights: Dict[str, np.ndarray], inputs: List[Dict[str,
             if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
                 return f"the TF function with None dims computes {name} differently from TF eager at {shape}"
     return "dynamic"
+
+
+def _producer_settings(tf) -> None:
+    """The check runs in the producing process: one compute thread, and no GPU (TF would reserve its memory
+    for the system under test's process)."""
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        tf.config.set_visible_devices([], "GPU")
+    except RuntimeError:  # TF refuses once its runtime started in this process (a test that ran TF first)
+        pass
