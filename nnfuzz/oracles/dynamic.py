@@ -112,8 +112,10 @@ class DynamicShapes(Oracle):
                 return Tested(why, res, side, reference=p.reference, expected_result=theirs)
         judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k),
                                         expected)
-        every = [{"input": s.input, "output": s.output} for s in p.shapes]
-        ref = dataclasses.replace(judged.reference, shapes=every)  # oracle.pkl: every shape, for the replay
+        # oracle.pkl: every shape with what it was compared with (the expected side's outputs where another
+        # system ran), for the replay
+        every = [{"input": s.input, "output": s.output if expected is None else expected[j]} for j, s in enumerate(p.shapes)]
+        ref = dataclasses.replace(judged.reference, shapes=every)
         other = expected[k] if expected is not None and k is not None else None
         static = None
         if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
