@@ -65,3 +65,12 @@ def test_a_lowering_that_asks_a_symbolic_dim_keeps_the_form_static(capfd):
     assert why.startswith("the Relax module with symbolic dims does not build: OpDefinitionError"), why
     gc.collect()  # the failed build's BlockBuilder is gone, its blocks closed: no TVM warning per such graph
     assert "remaining blocks" not in capfd.readouterr().err
+
+
+def test_symbols_equal_at_every_shape_are_one_var():
+    """a[n, m] + b[k, m] where k == n at every shape: one Var, so Relax knows the sum's shape."""
+    g = graph(Add(), [4, 3])
+    g.family = ShapeFamily({"a": ["n", "m"], "b": ["k", "m"]}, [{**a, "k": a["n"]} for a in SHAPES])
+    mod, _ = build_relax(g.check(), FLAT)
+    assert signature(mod, "main") == ['R.Tensor((k, m), dtype="float32")'] * 2
+    assert relax_form(g, FLAT) == "dynamic"

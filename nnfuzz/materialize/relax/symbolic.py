@@ -1,6 +1,7 @@
 """Symbolic shapes in Relax-native models (docs/dynamic-shapes.md): a dynamic graph's ``main`` takes its
-inputs as ``R.Tensor(("n", 4))``, one ``tirx.Var`` per family symbol (shared by every input that has it),
-and Relax infers every value's shape as an expression of them.
+inputs as ``R.Tensor(("n", 4))``, one ``tirx.Var`` per family symbol (shared by every input that has it;
+symbols equal at every shape of the family share one), and Relax infers every value's shape as an
+expression of them.
 
 ``SymbolicShapes`` holds those expressions, read from a flat build of the graph (every instruction in
 ``main``) and checked against the graph's own types at every shape of the family (each expression
@@ -46,7 +47,12 @@ class SymbolicShapes:
         from tvm import tirx
 
         self.gir = gir
-        self.symbols = {s: tirx.Var(s, "int64") for s in gir.family.symbols()}
+        self.symbols = {}
+        syms, assignments = gir.family.symbols(), gir.family.assignments
+        for s in syms:  # symbols equal at every shape are one Var (Relax gives two Vars it cannot prove equal,
+            # combined elementwise, no shape)
+            same = next(t for t in syms if all(a[t] == a[s] for a in assignments))
+            self.symbols[s] = self.symbols[same] if same != s else tirx.Var(s, "int64")
         self.dims: Dict[str, tuple] = {}
 
     def input_dims(self, name: str) -> tuple:
