@@ -160,6 +160,12 @@ class Backend:
     def __init__(self, **options):
         self.options = options
 
+    @classmethod
+    def dynamic_forms_for(cls, options) -> Tuple[str, ...]:
+        """The dynamic forms the system takes under ``backend.options`` (a subclass whose options choose the
+        formats it is sent narrows ``dynamic_forms`` to theirs)."""
+        return tuple(cls.dynamic_forms)
+
     @staticmethod
     def choice(key: str, value, choices) -> None:
         """Raise ConfigError showing ``backend.<key>=value`` and the valid choices unless it is one."""

@@ -257,11 +257,10 @@ class Sandbox:
         return self.backend_info.format
 
     def format_for(self, p) -> str:
-        """The format the produced test ``p`` is sent in: drawn by its seed (BackendInfo.format_for); ONNX
-        where that draw is ``relax`` but an op lacks a Relax lowering or the model has a dynamic ONNX form."""
-        fmt = self.backend_info.format_for(p.seed)
-        dynamic = p.dynamic_forms.get("onnx") == "dynamic"  # (Relax-native models are static)
-        return "onnx" if fmt == "relax" and (dynamic or not p.relax_lowerable()) else fmt
+        """The format the produced test ``p`` is sent in (fuzz/formats.py)."""
+        from nnfuzz.fuzz.formats import format_for
+
+        return format_for(self.backend_info, p)
 
     def payload(self, model, fmt: str | None = None) -> bytes:
         """``model`` (a materialize.model.Model) in ``fmt`` (default: the backend's format)."""
