@@ -71,7 +71,7 @@ class TfEagerBackend(_TfBackend):
         from nnfuzz.materialize.portable import grad_spec
 
         spec = grad_spec(payload)
-        return self._graph(payload) if spec is None else grad_step(self._graph(payload), spec)
+        return self._graph(payload) if spec is None else grad_step(self._graph(payload), spec, entering=self.entering)
 
     def run(self, graph, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         from nnfuzz.backends.tf_grad import TfGradStep, run_step
@@ -87,6 +87,10 @@ class XlaCpuBackend(_TfBackend):
     repro_gir = tf_knowledge.REPRO_XLA
     issue_template = staticmethod(partial(tf_knowledge.issue, part="XLA (tf.function(jit_compile=True))"))
     unoptimized = {"jit_compile": False}  # a plain tf.function (grappler, no XLA)
+    # a dynamic model is a tf.function with None dims, traced once (docs/dynamic-shapes.md); XLA compiles it
+    # once per concrete shape (compiles()), so fuzz.dynamic=auto gives it no share: fuzz.dynamic=0.5 opts in
+    dynamic_forms = ("tf",)
+    dynamic_share = 0.0
     gradients = True  # oracle=grad: the tape's gradients inside the compiled function (backends/tf_grad.py)
 
     def __init__(self, jit_compile: bool = True, **options):
@@ -104,11 +108,11 @@ class XlaCpuBackend(_TfBackend):
             with self._device():
                 run_step(step, zeros_with_upstream(graph.gir, spec))
             return step
-        fn = graph.function(jit_compile=self.jit_compile)
-        zeros = [self._tf.zeros(s.shape, s.dtype) for s in graph.input_signature]
+        fn = graph.function(jit_compile=self.jit_compile)  # (a dynamic graph: None dims, traced once)
+        compiled = XlaCompiled(graph, fn)
         with self._device():
-            fn(*zeros)  # XLA compiles on the first call: errors belong to the compile stage
-        return graph, fn
+            compiled.call(graph.zeros())  # XLA compiles on the first call: errors belong to the compile stage
+        return compiled
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         from nnfuzz.backends.tf_grad import TfGradStep, run_step
@@ -116,9 +120,30 @@ class XlaCpuBackend(_TfBackend):
         if isinstance(compiled, TfGradStep):
             with self._device():
                 return run_step(compiled, inputs)
-        graph, fn = compiled
         with self._device():
-            return graph.outputs(fn(*graph.feed(inputs)))
+            return compiled.graph.outputs(compiled.call(compiled.graph.feed(inputs)))
+
+    def compiles(self, compiled) -> int:
+        """A plain tf.function (jit_compile=False): its traces (one for a dynamic model's None dims). XLA
+        (jit_compile=True) compiles the traced function once per concrete input shapes (its executables
+        are cached by argument shapes; TF's device_compiler log shows one XLA compile per new shape): the
+        distinct input shapes it was called with."""
+        if not isinstance(compiled, XlaCompiled):
+            return 1
+        if self.jit_compile:
+            return len(compiled.shapes)
+        return int(compiled.fn.experimental_get_tracing_count())
+
+
+class XlaCompiled:
+    """A TF graph's tf.function and the distinct input shapes it was called with (XLA's compiles)."""
+
+    def __init__(self, graph, fn):
+        self.graph, self.fn, self.shapes = graph, fn, set()
+
+    def call(self, xs: list):
+        self.shapes.add(tuple(tuple(int(d) for d in x.shape) for x in xs))
+        return self.fn(*xs)
 
 
 class XlaGpuBackend(XlaCpuBackend):

@@ -18,6 +18,10 @@ class TfliteBackend(_TfBackend):
     reference = "tf-cpu"
     known = _TfBackend.known + tf_knowledge.KNOWN_TFLITE
     repro_gir = tf_knowledge.REPRO_TFLITE
+    # a dynamic model is converted once from the tf.function with None dims (the flatbuffer's inputs have
+    # shape_signature -1 there); the signature runner resizes the inputs and allocates the tensors at each
+    # shape (docs/dynamic-shapes.md)
+    dynamic_forms = ("tf",)
     issue_template = staticmethod(partial(tf_knowledge.issue, part="the TFLite converter / LiteRT interpreter"))
 
     @classmethod
@@ -47,7 +51,7 @@ class TfliteBackend(_TfBackend):
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         graph, runner, names = compiled
         feed = {i: np.asarray(inputs[i], dtype=graph.gir.vars[i].dtype.numpy(), order="C") for i in graph.gir.inputs}
-        out = runner(**feed)
+        out = runner(**feed)  # (it resizes each input to its array's shape and allocates the tensors first)
         return {ours: np.asarray(out[theirs]) for theirs, ours in names.items()}
 
 

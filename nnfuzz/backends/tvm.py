@@ -54,7 +54,9 @@ class _TvmBackend(Backend):
     target_kind = "llvm"
     formats = ("onnx", "relax")
     unoptimized = {"pipeline": "default_build"}
-    dynamic_forms = ("onnx",)  # (the Relax importer's symbolic shape vars; Relax-native models stay static)
+    # dim_param ONNX models (the Relax importer's symbolic shape vars) and Relax-native models built with
+    # symbolic shape vars (materialize/relax/symbolic.py): compiled once, run at every shape
+    dynamic_forms = ("onnx", "relax")
     quantized = 0.1  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS
@@ -71,6 +73,12 @@ class _TvmBackend(Backend):
         self._tvm = tvm
         self.pipeline = pipeline
         self.draw_formats = FORMAT_CHOICES[format]
+
+    @classmethod
+    def dynamic_forms_for(cls, options) -> tuple:
+        """Those of the formats ``backend.options.format`` sends (default mix: both)."""
+        fmt = (options or {}).get("format", "mix")
+        return tuple(f for f in cls.dynamic_forms if f in FORMAT_CHOICES.get(fmt, cls.dynamic_forms))
 
     @classmethod
     def check_available(cls) -> None:

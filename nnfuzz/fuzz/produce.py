@@ -38,7 +38,7 @@ class Produced:
     invalid: Optional[Dict] = None       # mgen.invalid: the rule the model breaks (meta.json ``invalid``)
     # a dynamic graph (fuzz.dynamic, docs/dynamic-shapes.md): its family (ShapeFamily JSON), each kept
     # shape's ReferenceData (shape 0's is ``reference``), the dynamic ONNX model, and per form
-    # ("onnx" | "gir") "dynamic" or why that form stays static
+    # ("onnx" | "gir" | "tf" | "relax") "dynamic" or why that form stays static
     family: Optional[Dict] = None
     shapes: Optional[list] = None
     dynamic_onnx: Optional[bytes] = None
@@ -85,7 +85,9 @@ def _dynamic(p: Produced, gir, seed: int, plan, start, spec):
     """Build a dynamic graph's models into ``p`` (nnfuzz/materialize/dynamic.py); shape 0's Model."""
     from nnfuzz.materialize.dynamic import build_dynamic
 
-    built = build_dynamic(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False)
+    forms = {f for o in plan.oracles for f in getattr(o, "forms", ())}  # ("tf": runs TF here; "relax": TVM)
+    built = build_dynamic(gir, seed, search=plan.search, start=start, export=spec if plan.onnx else False,
+                          tf="tf" in forms, relax="relax" in forms)
     p.dynamic_forms = dict(built.forms)
     if built.family is not None:
         p.family, p.shapes = built.family.to_json(), list(built.shapes)

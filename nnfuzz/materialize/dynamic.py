@@ -10,7 +10,9 @@ only where the model it writes does not depend on the shape:
   reference bit for bit (a lowering that read a concrete dim would not);
 - ``onnx``: the ONNX model written at every other shape has the same nodes and initializers as shape
   0's (with the drawn spellings, else with canonical ones, which then become the model's); its inputs
-  then take ``dim_param`` symbols, and output dims that vary become ``dim_param`` too.
+  then take ``dim_param`` symbols, and output dims that vary become ``dim_param`` too;
+- ``tf`` (TF functions with ``None`` dims; only built for a TF system): materialize/tensorflow/dynamic.py;
+- ``relax`` (TVM's Relax-native models with symbolic shape vars; only for TVM): materialize/relax/form.py.
 
 A form that fails its check is recorded with the reason (``DynamicBuild.forms``) and the system gets the
 static test of shape 0 instead.
@@ -33,18 +35,22 @@ class DynamicBuild:
     model: Model                       # shape 0's model (its ONNX is the static one)
     family: Optional[ShapeFamily]      # the shapes kept (None: too few had defined values)
     shapes: List[ReferenceData]        # per kept shape: its inputs and reference outputs (shape 0's first)
-    forms: Dict[str, str]              # "onnx" | "gir" -> "dynamic" or why the form stays static
+    forms: Dict[str, str]              # "onnx" | "gir" | "tf" | "relax" -> "dynamic" or why the form stays static
     onnx: object = None                # the dynamic ONNX model (dim_param inputs), when forms["onnx"] is "dynamic"
 
 
-def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=True) -> DynamicBuild:
-    """Shape 0's model and every shape's reference; the dynamic forms, checked as the docstring says."""
+def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=True, tf=False,
+                  relax=False) -> DynamicBuild:
+    """Shape 0's model and every shape's reference; the dynamic forms, checked as the docstring says
+    (with ``tf``, also the ``tf`` form: nnfuzz/materialize/tensorflow/dynamic.py, which runs TF; with
+    ``relax``, the ``relax`` form: nnfuzz/materialize/relax/form.py, which builds with TVM)."""
+    also = (("tf",) if tf else ()) + (("relax",) if relax else ())
     static = gir.at(0)
     base = dataclasses.replace(static, family=None)
     model = build_model(base, seed, search=search, start=start, export=export)
     if model.oracle.output is None:
-        return DynamicBuild(model, None, [model.oracle], {"onnx": "shape 0's values are undefined",
-                                                         "gir": "shape 0's values are undefined"})
+        why = "shape 0's values are undefined"
+        return DynamicBuild(model, None, [model.oracle], {f: why for f in ("onnx", "gir") + also})
     kept, shapes, built = [0], [model.oracle], [model]
     for k in range(1, gir.n_shapes):
         gk = gir.at(k)
@@ -55,9 +61,17 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
             built.append(m)
     if len(kept) < MIN_KEPT:
         why = f"only {len(kept)} of {gir.n_shapes} shapes have defined values"
-        return DynamicBuild(model, None, shapes, {"onnx": why, "gir": why})
+        return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
     fam = ShapeFamily(gir.family.dims, [gir.family.assignments[k] for k in kept])
     forms = {"gir": _torch_generic(model, built[1:])}
+    if tf:
+        from nnfuzz.materialize.tensorflow.dynamic import tf_form
+
+        forms["tf"] = tf_form(dataclasses.replace(gir, family=fam), model.weights, [s.input for s in shapes])
+    if relax:
+        from nnfuzz.materialize.relax.form import relax_form
+
+        forms["relax"] = relax_form(dataclasses.replace(gir, family=fam), seed)
     dyn = None
     if model.onnx is None:
         forms["onnx"] = "no ONNX model was built"

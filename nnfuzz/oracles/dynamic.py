@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
     from nnfuzz.fuzz.produce import Produced
 
+FORM_FORMAT = {"tf": "gir"}  # a dynamic form -> the model format it is sent in, where they differ
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
 
@@ -41,7 +42,7 @@ class DynamicShapes(Oracle):
     name = "dynamic"
     selectable = False
     share: float = 0.0
-    forms: Tuple[str, ...] = ()          # the system's dynamic forms (Backend.dynamic_forms)
+    forms: Tuple[str, ...] = ()          # the system's dynamic forms (Backend.dynamic_forms_for its options)
     primary: Optional[Oracle] = None     # oracle=reference: the static tests, and meta.json's expected side
 
     @classmethod
@@ -50,14 +51,12 @@ class DynamicShapes(Oracle):
 
         bc = backend_class_of(cfg)
         share = dynamic_share(cfg.dynamic, bc, cfg.backend)
-        torch_eager = type(primary).name == "reference" and primary.expected_system is None
-        if share and not torch_eager:
+        if share and type(primary).name != "reference":
             if cfg.dynamic != "auto":
-                raise ConfigError(f"fuzz.dynamic={cfg.dynamic} judges every shape against torch eager: it goes with "
-                                  f"oracle=reference on a system whose reference is torch (here: {primary.describe(cfg.backend)}); "
-                                  "set fuzz.dynamic=0")
+                raise ConfigError(f"fuzz.dynamic={cfg.dynamic} judges every shape against the system's reference: it "
+                                  f"goes with oracle=reference (here: {primary.describe(cfg.backend)}); set fuzz.dynamic=0")
             return None
-        return cls(share=share, forms=tuple(bc.dynamic_forms), primary=primary) if share else None
+        return cls(share=share, forms=bc.dynamic_forms_for(cfg.backend_options), primary=primary) if share else None
 
     def record(self) -> Dict:
         return {"kind": self.name, "share": self.share, "forms": list(self.forms)}
@@ -79,7 +78,7 @@ class DynamicShapes(Oracle):
             return False
         if "onnx" in self.forms and p.dynamic_onnx is not None:
             p.model_bytes = p.dynamic_onnx  # (at shape 0's inputs it is also shape 0's static test)
-        if "gir" in self.forms and p.dynamic_forms.get("gir") == "dynamic":
+        if any(f in self.forms and p.dynamic_forms.get(f) == "dynamic" for f in ("gir", "tf", "relax")):
             import json
 
             p.gir_text = json.dumps({**json.loads(p.gir_text), "family": p.family}, indent=1)
@@ -87,7 +86,8 @@ class DynamicShapes(Oracle):
 
     def runs_dynamic(self, p: "Produced", fmt: str) -> bool:
         """Whether ``p`` in format ``fmt`` is tested at every shape (else: the static test of shape 0)."""
-        return p.family is not None and fmt in self.forms and p.dynamic_forms.get(fmt) == "dynamic"
+        return p.family is not None and any(FORM_FORMAT.get(f, f) == fmt and p.dynamic_forms.get(f) == "dynamic"
+                                            for f in self.forms)
 
     def skip(self, p: "Produced") -> Optional[Skip]:
         return self.primary.skip(p)
@@ -103,13 +103,25 @@ class DynamicShapes(Oracle):
         res = run_bytes(ctx, lane.sandbox, p.payload(fmt), [s.input for s in p.shapes])
         if res is None:
             return Tested(None)
-        judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k))
-        every = [{"input": s.input, "output": s.output} for s in p.shapes]
-        ref = dataclasses.replace(judged.reference, shapes=every)  # oracle.pkl: every shape, for the replay
+        expected, theirs = None, None
+        if res.status == "ok" and lane.expected_sandbox is not None:  # the system's reference (TF eager)
+            expected, why, side, theirs = _expected_shapes(ctx, lane, p)
+            if why == "cut":
+                return Tested(None, res)
+            if why is not None:
+                return Tested(why, res, side, reference=p.reference, expected_result=theirs)
+        judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k),
+                                        expected)
+        # oracle.pkl: every shape with what it was compared with (the expected side's outputs where another
+        # system ran), for the replay
+        every = [{"input": s.input, "output": s.output if expected is None else expected[j]} for j, s in enumerate(p.shapes)]
+        ref = dataclasses.replace(judged.reference, shapes=every)
+        other = expected[k] if expected is not None and k is not None else None
         static = None
         if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
-            static = _static_at(ctx, lane, p, fmt, k, judged.reference)
-        return Tested(judged.verdict, shown, "actual", None, ref, judged.twin, shape=k, failed=static)
+            static = _static_at(ctx, lane, p, fmt, k, judged.reference, other)
+        return Tested(judged.verdict, shown, "actual", other, ref, judged.twin, shape=k, failed=static,
+                      expected_result=theirs)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
         res = t.result
@@ -161,16 +173,39 @@ def count_dynamic(counters, t: Tested) -> None:
     counters.dynamic_compiles += t.result.compiles if t.result.compiles is not None else 1
 
 
-def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref) -> Optional[str]:
-    """The static model of shape ``k``, compiled alone and judged against the same reference: STATIC_PASSES
-    (only the dynamic form fails), "fails (<label>)", or None when the campaign's time bound cut it short."""
+def _expected_shapes(ctx: "RunContext", lane, p: "Produced"):
+    """The expected side's outputs at every shape (its sandbox runs the same model, every shape), as
+    reference.expected_outputs gives one shape's: (outputs per shape (None at a shape with NaN/Inf:
+    undefined), None, "actual", its RunResult) or (None, a verdict or "cut", the side, its RunResult)."""
+    from nnfuzz.fuzz.context import run_bytes
+    from nnfuzz.materialize.values import all_finite
+    from nnfuzz.verdict import Verdict, judge
+
+    sb = lane.expected_sandbox
+    res = run_bytes(ctx, sb, p.payload(sb.format_for(p)), [s.input for s in p.shapes])
+    if res is None:
+        return None, "cut", "actual", None
+    if res.status != "ok":
+        v = judge(res, None, ctx.expected_info.engine, ctx.tolerances)
+        if not v.is_bug:
+            return (None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail),
+                    "actual", res)
+        return None, v, "expected", res  # a bug of the expected side's system: saved under its name
+    return [outs if all_finite(outs) else None for outs in res.shapes], None, "actual", res
+
+
+def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref, want=None) -> Optional[str]:
+    """The static model of shape ``k``, compiled alone and judged against the same reference (``want``: the
+    expected side's outputs at shape ``k``, else torch eager's): STATIC_PASSES (only the dynamic form
+    fails), "fails (<label>)", or None when the campaign's time bound cut it short."""
     from nnfuzz.fuzz.context import run_bytes
     from nnfuzz.triage.judging import judge_run
 
     res = run_bytes(ctx, lane.sandbox, _static_payload(p, fmt, k), p.shapes[k].input)
     if res is None:
         return None
-    v = judge_run(res, p.shapes[k].output, ctx.info.engine, ctx.tolerances, ref).verdict
+    want = p.shapes[k].output if want is None else want
+    v = judge_run(res, want, ctx.info.engine, ctx.tolerances, ref).verdict
     return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
 
 
@@ -185,7 +220,7 @@ def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:
         from nnfuzz.materialize.dynamic import at_shape
 
         return at_shape(p.model_bytes, gir)
-    return pack(gir.dumps(), p.weights)
+    return pack(gir.dumps(), p.weights, p.seed if fmt == "relax" else None)  # (relax: the same layout)
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):

@@ -28,7 +28,7 @@ class StaticShapes(DynamicShapes):
         from nnfuzz.oracles.reference import backend_class_of
 
         no_second_choice(cls.name, cfg)
-        forms = tuple(backend_class_of(cfg).dynamic_forms)
+        forms = backend_class_of(cfg).dynamic_forms_for(cfg.backend_options)
         if not forms:
             raise ConfigError(f"oracle=static compares a dynamic compile with static ones; {cfg.backend} takes no "
                               "dynamic model (Backend.dynamic_forms): use ort-cpu, tvm-cpu, openvino-cpu or inductor-cpu")

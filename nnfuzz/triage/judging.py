@@ -52,11 +52,12 @@ def judge_run(res, expected, engine: str, tolerances: Mapping[str, tuple], refer
     return Judged(verdict, reference, twin)
 
 
-def judge_shapes(res, refs, engine: str, tolerances, twins=None):
+def judge_shapes(res, refs, engine: str, tolerances, twins=None, expected=None):
     """(Judged, the index of the shape it is at, that shape's RunResult) for a dynamic model's run ``res``
     (RunResult.shapes) against ``refs`` (each shape's ReferenceData): a failed run at the shape it ended
     at (a compile failure at shape 0), else the first shape judged a bug; every shape passing gives the
-    last shape's Judged, shape None and ``res``. ``twins(k)``: shape k's float64 twins (judge_run)."""
+    last shape's Judged, shape None and ``res``. ``twins(k)``: shape k's float64 twins (judge_run).
+    ``expected``: each shape's expected outputs where they are another system's (None: ``refs``' outputs)."""
     import dataclasses
 
     if res.status != "ok":
@@ -65,7 +66,8 @@ def judge_shapes(res, refs, engine: str, tolerances, twins=None):
     judged = None
     for k, ref in enumerate(refs):
         one = dataclasses.replace(res, outputs=res.shapes[k])
-        judged = judge_run(one, ref.output, engine, tolerances, ref, (lambda k=k: twins(k)) if twins else None)
+        want = ref.output if expected is None else expected[k]
+        judged = judge_run(one, want, engine, tolerances, ref, (lambda k=k: twins(k)) if twins else None)
         if judged.verdict.is_bug:
             return judged, k, one
     return judged, None, res

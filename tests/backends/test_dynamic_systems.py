@@ -1,7 +1,9 @@
 """Dynamic shapes on the real systems (docs/dynamic-shapes.md): one model with symbolic dims, built once
-(dim_param inputs for the ONNX systems, torch.compile(dynamic=True) for inductor), compiled once in the
+(dim_param inputs for the ONNX systems, torch.compile(dynamic=True) for inductor, a tf.function with None dims
+for the TF systems, symbolic shape vars for TVM's Relax-native path), compiled once in the
 sandbox worker and run at three shapes (the edge values 1 and the largest size bin among them); every
-shape's outputs match torch eager at that shape, and the system counted one compile."""
+shape's outputs match torch eager at that shape, and the system's compile count is the one asserted (one,
+or for XLA one per shape)."""
 import numpy as np
 import pytest
 
@@ -68,3 +70,63 @@ def test_inductor_counts_the_recompile_that_a_size_1_guard_causes(built):
         res = sb.run(pack(gir.dumps(), built.model.weights), [s.input for s in built.shapes])
     assert res.ok, res.error
     assert res.compiles == 2
+
+
+@pytest.fixture(scope="module")
+def built_tf():
+    pytest.importorskip("tensorflow")
+    b = build_dynamic(dynamic_graph(), 7, export=False, tf=True)
+    assert b.forms["tf"] == "dynamic"
+    gir = GraphIR.loads(b.model.gir.dumps())
+    gir.family = b.family
+    return b, pack(gir.dumps(), b.model.weights)
+
+
+# TF systems (tf.function with None dims, traced once): XLA compiles that function once per concrete shape
+# (its executables are keyed by argument shapes), a plain tf.function traces once for every shape, and
+# TFLite converts the None-dims function once and resizes its inputs per shape
+TF_COMPILES = [("xla-cpu", {}, 3), ("xla-cpu", {"jit_compile": False}, 1), ("tflite-cpu", {}, 1)]
+
+
+@pytest.mark.parametrize("system,options,compiles", TF_COMPILES, ids=[f"{s}-{o}" for s, o, _ in TF_COMPILES])
+def test_tf_systems_run_the_none_dims_function_at_every_shape(system, options, compiles, built_tf):
+    if system == "tflite-cpu":
+        pytest.importorskip("ai_edge_litert.interpreter")
+    b, data = built_tf
+    with Sandbox(system, options, test_timeout=120) as sb:
+        res = sb.run(data, [s.input for s in b.shapes])
+    assert res.ok, res.error
+    assert res.compiles == compiles
+    for got, ref in zip(res.shapes, b.shapes):
+        assert got["v1"].shape == ref.output["v1"].shape
+        np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)
+
+
+def test_tflite_converts_the_symbolic_dims_as_minus_one(built_tf):
+    """The flatbuffer's inputs keep the family's symbols as -1 in their shape_signature (the converter took
+    the None dims; the interpreter resizes them per shape), the static axes as their sizes."""
+    pytest.importorskip("ai_edge_litert.interpreter")
+    from nnfuzz.backends.tflite import TfliteBackend
+
+    _, data = built_tf
+    _, runner, _ = TfliteBackend().compile(data)
+    details = runner.get_input_details()
+    assert {name: list(d["shape_signature"]) for name, d in details.items()} == {"a": [-1, -1], "b": [-1, -1]}
+
+
+@pytest.mark.parametrize("layout_seed", [0, 1, 3], ids=["flat", "chain", "outline"])
+def test_tvm_relax_native_model_with_symbolic_shape_vars(layout_seed):
+    """tvm-cpu's Relax-native path: main takes R.Tensor((n, m)) inputs (functions cut out of it their own
+    symbols), compiled once and run at the three shapes."""
+    pytest.importorskip("tvm")
+    b = build_dynamic(dynamic_graph(), 7, export=False, relax=True)
+    assert b.forms["relax"] == "dynamic"
+    gir = GraphIR.loads(b.model.gir.dumps())
+    gir.family = b.family
+    with Sandbox("tvm-cpu", {"format": "relax"}, test_timeout=120) as sb:
+        res = sb.run(pack(gir.dumps(), b.model.weights, layout_seed), [s.input for s in b.shapes])
+    assert res.ok, res.error
+    assert res.compiles == 1
+    for got, ref in zip(res.shapes, b.shapes):
+        assert got["v1"].shape == ref.output["v1"].shape
+        np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)

@@ -29,6 +29,40 @@ def test_ort_runs_each_dynamic_test_at_every_shape_with_one_compile(tmp_path):
     assert c.verdicts["pass"] == 8
 
 
+@pytest.mark.parametrize("backend", ["xla-cpu", "tflite-cpu"])
+def test_tf_systems_run_the_none_dims_function_at_every_shape_against_tf_eager(backend, tmp_path):
+    """xla-cpu and tflite-cpu, whose reference is tf-cpu (TF eager): both sides run the dynamic model at
+    every shape; XLA counts one compile per shape, TFLite one conversion per test."""
+    pytest.importorskip("ai_edge_litert.interpreter" if backend == "tflite-cpu" else "tensorflow")
+    policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
+    cc = CampaignConfig(backend=backend, backend_options={}, policy=policy, time_s=120.0, out=tmp_path / "bugs",
+                        ui="plain", executor="inprocess", probe=False, reduce=False, max_tests=6, dynamic=1.0)
+    c = run_campaign(cc)
+    assert c.tests == 6 and c.dynamic >= 2, c
+    assert c.dynamic_runs >= 2 * c.dynamic
+    # XLA: one compile per shape (shape 0's first call included); TFLite: converted once, resized per shape
+    assert c.dynamic_compiles == (c.dynamic_runs if backend == "xla-cpu" else c.dynamic)
+    dyn = [r for r in records(cc.out) if r.get("dynamic", {}).get("tf") == "dynamic"]
+    assert len(dyn) == c.dynamic and all(r["dynamic"]["shapes"] >= 2 for r in dyn)
+    assert c.verdicts["pass"] == 6 and not folders(cc.out), c
+
+
+def test_tvm_relax_native_models_run_every_shape_with_one_compile(tmp_path):
+    """tvm-cpu with backend.options.format=relax: the Relax-native models are built with symbolic shape vars,
+    compiled once, run at every shape against torch eager."""
+    pytest.importorskip("tvm")
+    policy = GenPolicy(max_nodes=4, dtypes=["float32"], include=SIMPLE, seed=3)
+    cc = CampaignConfig(backend="tvm-cpu", backend_options={"format": "relax"}, policy=policy, time_s=180.0,
+                        out=tmp_path / "bugs", ui="plain", executor="inprocess", probe=False, reduce=False,
+                        max_tests=4, dynamic=1.0)
+    c = run_campaign(cc)
+    assert c.tests == 4 and c.dynamic >= 2, c
+    assert c.dynamic_compiles == c.dynamic and c.dynamic_runs >= 2 * c.dynamic
+    dyn = [r for r in records(cc.out) if r.get("dynamic", {}).get("relax") == "dynamic" and r.get("format") == "relax"]
+    assert len(dyn) == c.dynamic
+    assert c.verdicts["pass"] == 4 and not folders(cc.out), c
+
+
 def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
     counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeStaleShapeBackend", seed=5, max_tests=6,
                                  dynamic=1.0, rerun=False)
@@ -49,10 +83,17 @@ def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
 
 
 def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
-    base = dict(backend="tflite-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=1.0, out=tmp_path)
+    base = dict(backend="tf-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=1.0, out=tmp_path)
     assert not any(o.name == "dynamic" for o in campaign_oracles(CampaignConfig(**base)))  # auto: off there
-    with pytest.raises(ConfigError, match="takes no dynamic model"):
+    with pytest.raises(ConfigError, match="takes no dynamic model"):  # (TF eager: no symbolic form)
         campaign_oracles(CampaignConfig(**base, dynamic=0.5))
+    xla = {**base, "backend": "xla-cpu"}  # a dynamic form, but XLA compiles per shape: auto gives no share
+    assert not any(o.name == "dynamic" for o in campaign_oracles(CampaignConfig(**xla)))
+    assert [o.forms for o in campaign_oracles(CampaignConfig(**xla, dynamic=0.5)) if o.name == "dynamic"] == [("tf",)]
+    tflite = {**base, "backend": "tflite-cpu"}  # converted once with None dims: auto's share
+    assert [o.share for o in campaign_oracles(CampaignConfig(**tflite)) if o.name == "dynamic"] == [0.5]
+    tvm = {**base, "backend": "tvm-cpu", "backend_options": {"format": "onnx"}}  # the forms of the formats sent
+    assert [o.forms for o in campaign_oracles(CampaignConfig(**tvm)) if o.name == "dynamic"] == [("onnx",)]
     ort = {**base, "backend": "ort-cpu"}
     assert [o.name for o in campaign_oracles(CampaignConfig(**ort))] == ["dynamic", "reference"]
     with pytest.raises(ConfigError, match="goes with oracle=reference"):

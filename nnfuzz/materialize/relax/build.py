@@ -56,21 +56,23 @@ def draw_layout(n_insts: int, seed: int) -> Layout:
     return Layout(kind, runs, dataflow)
 
 
-def _tensor_type(t):
+def _tensor_type(t, dims=None):
     from tvm import relax
 
     if t.dtype.quant_only:  # only the quant family holds one, and it has no Relax lowering
         raise InternalError(f"a Relax tensor of the quantized-tensor type {t}: only a QuantizeLinear makes one, "
                             "and the quant family has no Relax lowering")
-    return relax.TensorType(shape=tuple(int(d) for d in t.shape), dtype=t.dtype.value)
+    return relax.TensorType(shape=tuple(int(d) for d in t.shape) if dims is None else dims, dtype=t.dtype.value)
 
 
 def build_relax(gir: GraphIR, seed: int):
-    """(IRModule, Layout): ``gir`` as a Relax module with weights as ``main``'s trailing parameters."""
+    """(IRModule, Layout): ``gir`` as a Relax module with weights as ``main``'s trailing parameters; a
+    dynamic graph's with symbolic input dims (materialize/relax/symbolic.py)."""
     from tvm import relax
 
     fns = _lowerings(gir)
     layout = draw_layout(len(gir.insts), seed)
+    sym = _symbolic(gir, fns) if gir.family is not None else None
     bb = relax.BlockBuilder()
     later_use = _uses_after(gir)
     calls = []  # (run, GlobalVar, free names, result names)
@@ -79,18 +81,47 @@ def build_relax(gir: GraphIR, seed: int):
         defined = {o for i in insts for o in i.outputs}
         free = list(dict.fromkeys(x for i in insts for x in i.inputs if x not in defined))
         results = [o for i in insts for o in i.outputs if later_use.get(o, -1) >= b]
-        params = {x: relax.Var(x, _tensor_type(gir.vars[x])) for x in free}
+        local = {}  # (a dynamic graph: this function's own symbols)
+        params = {x: relax.Var(x, _tensor_type(gir.vars[x], sym and sym.param_dims(x, local))) for x in free}
         with bb.function(f"sub{k}", list(params.values()), private=True):
             env = dict(params)
             out = _body(bb, gir, fns, range(a, b), env, results, layout.dataflow[k])
             gv = bb.emit_func_output(out)  # an earlier sub-function's, when this one is structurally equal
         calls.append(((a, b), gv, free, results))
-    params = {x: relax.Var(x, _tensor_type(gir.vars[x])) for x in gir.inputs + gir.weights}
+    params = _main_params(gir, sym)
     with bb.function("main", list(params.values())):
         env = dict(params)
         out = _main_body(bb, gir, fns, env, calls, layout.dataflow[-1])
         bb.emit_func_output(out)
     return bb.get(), layout
+
+
+def _main_params(gir: GraphIR, sym) -> dict:
+    from tvm import relax
+
+    return {x: relax.Var(x, _tensor_type(gir.vars[x], sym and x in gir.inputs and sym.input_dims(x) or None))
+            for x in gir.inputs + gir.weights}
+
+
+def _symbolic(gir: GraphIR, fns):
+    """The dynamic graph's SymbolicShapes, read from a flat build of it (every instruction in ``main``)."""
+    from tvm import relax
+
+    from nnfuzz.materialize.relax.symbolic import SymbolicShapes
+
+    sym = SymbolicShapes(gir)
+    bb = relax.BlockBuilder()
+    params = _main_params(gir, sym)
+    with bb.function("main", list(params.values())):
+        env = dict(params)
+        try:
+            bb.emit_func_output(_body(bb, gir, fns, range(len(gir.insts)), env, gir.outputs, True))
+        except Exception:  # a lowering that asks a symbolic dim (the relax form stays static): close the
+            bb._end_block()  # block and scope the function opened, else TVM warns "BlockBuilder destroyed
+            bb.end_scope()   # with remaining blocks!" for each such graph
+            raise
+    sym.record(env)
+    return sym
 
 
 def _uses_after(gir: GraphIR) -> Dict[str, int]:
@@ -130,9 +161,17 @@ def _lower(bb, gir, fn, inst, env):
 
 
 def _check_type(var, t) -> None:
-    got = (tuple(int(d) for d in var.ty.shape.values), str(var.ty.dtype))
-    if got != (tuple(int(d) for d in t.shape), t.dtype.value):
-        raise ValueError(f"the Relax value is {got[1]}{list(got[0])}, the graph says {t}")
+    """``var``'s Relax type is ``t`` (shape 0's); a symbolic dim (a dynamic graph's, checked at every shape
+    by SymbolicShapes.record) matches any size."""
+    from nnfuzz.materialize.relax.symbolic import is_static
+
+    shape = var.ty.shape
+    dims = () if shape is None else shape.values
+    got = (tuple(int(d) if is_static(d) else None for d in dims), str(var.ty.dtype))
+    want = tuple(int(d) for d in t.shape)
+    if shape is None or len(got[0]) != len(want) or any(g is not None and g != w for g, w in zip(got[0], want)) \
+            or got[1] != t.dtype.value:
+        raise ValueError(f"the Relax value is {var.ty}, the graph says {t}")
 
 
 def _finish(bb, env, names: List[str], dataflow: bool):

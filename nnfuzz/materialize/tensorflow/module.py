@@ -37,7 +37,19 @@ class TFGraph:
 
     @property
     def input_signature(self) -> list:
-        return [tf.TensorSpec([int(d) for d in self.gir.vars[i].shape], _tf_dtype(self.gir.vars[i].dtype), name=i)
+        """One TensorSpec per input: its dims, with ``None`` on the axes a dynamic graph's family makes
+        symbolic (docs/dynamic-shapes.md), so the function is traced once for every shape of the family."""
+        return [tf.TensorSpec(self.signature_dims(i), _tf_dtype(self.gir.vars[i].dtype), name=i)
+                for i in self.gir.inputs]
+
+    def signature_dims(self, name: str) -> list:
+        """Input ``name``'s dims in the signature: ``None`` where the family has a symbol, else the size."""
+        syms = self.gir.family.dims.get(name) if self.gir.family is not None else None
+        return [None if syms and syms[a] is not None else int(d) for a, d in enumerate(self.gir.vars[name].shape)]
+
+    def zeros(self) -> list:
+        """Zeros of every input at the graph's own (shape 0's) dims: a first call's arguments."""
+        return [tf.zeros([int(d) for d in self.gir.vars[i].shape], _tf_dtype(self.gir.vars[i].dtype))
                 for i in self.gir.inputs]
 
     def compute(self, *inputs) -> List:
