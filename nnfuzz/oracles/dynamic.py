@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Oracle, Skip, Tested
+from nnfuzz.verdict import Symptom
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
     from nnfuzz.fuzz.produce import Produced
 
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
-NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
+NOT_LOCALIZED = "not localized: the campaign's time bound came first"
 
 
 def dynamic_share(value, backend_cls, backend: str) -> float:
@@ -96,6 +97,7 @@ class DynamicShapes(Oracle):
         """Compile once, run every shape; the first shape judged a failure gives the verdict."""
         from nnfuzz.fuzz.context import run_bytes
         from nnfuzz.triage.judging import judge_shapes
+        from nnfuzz.triage.localize import Localization
 
         fmt = lane.sandbox.format_for(p)
         if not self.runs_dynamic(p, fmt):
@@ -106,10 +108,14 @@ class DynamicShapes(Oracle):
         judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k))
         every = [{"input": s.input, "output": s.output} for s in p.shapes]
         ref = dataclasses.replace(judged.reference, shapes=every)  # oracle.pkl: every shape, for the replay
-        static = None
-        if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
-            static = _static_at(ctx, lane, p, fmt, k, judged.reference)
-        return Tested(judged.verdict, shown, "actual", None, ref, judged.twin, shape=k, failed=static)
+        static = loc = None
+        if judged.verdict.is_bug and reference is None:  # (not again on the re-run)
+            static = _static_at(ctx, lane, p, fmt, k, judged.reference) if ctx.left() > 0 else None
+            if judged.verdict.symptom is Symptom.inconsistency:  # at shape k, never as shape 0's static test
+                loc = _localize_at(ctx, lane.sandbox, p, fmt, k, shown.outputs) if ctx.left() > 0 else \
+                    Localization(None, "undecided", NOT_LOCALIZED)
+        return Tested(judged.verdict, shown, "actual", None, ref, judged.twin, shape=k, failed=static,
+                      localization=loc)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
         res = t.result
@@ -122,8 +128,6 @@ class DynamicShapes(Oracle):
 
     def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
         """Also meta.json's ``dynamic`` (dims, assignments, the shape of the verdict, compiles)."""
-        from nnfuzz.verdict import Symptom
-
         out = super().meta_fields(ctx, p, t)
         if t.shape is None:
             return out
@@ -131,19 +135,23 @@ class DynamicShapes(Oracle):
         out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
                           "shapes_run": shapes_run(t),
                           "forms": dict(p.dynamic_forms), "static": t.failed}
-        if t.verdict.symptom is Symptom.inconsistency:
-            out["localization_note"] = NOT_LOCALIZED
         return out
 
     @classmethod
     def signature_term(cls, meta) -> Optional[str]:
         """"dynamic" for an inconsistency that only the dynamic form shows (the static model of that shape,
-        compiled alone, passes); otherwise the usual terms."""
+        compiled alone, passes), followed by its root cause's op where each node's own error found one
+        ("dynamic | Add"); otherwise the usual terms."""
+        from nnfuzz.triage.dedup import root_op
+
         dyn = meta.dynamic
-        return "dynamic" if isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES else None
+        if not (isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES):
+            return None
+        root = meta.root_cause
+        return f"dynamic | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else "dynamic"
 
     def localizes(self, p: "Produced") -> bool:
-        return p.family is None
+        return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
 
     def reducible(self, p: "Produced") -> bool:
         return False  # the reducer rebuilds one static model: the shape family would not survive it
@@ -172,6 +180,22 @@ def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref) ->
         return None
     v = judge_run(res, p.shapes[k].output, ctx.info.engine, ctx.tolerances, ref).verdict
     return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+
+
+def _localize_at(ctx: "RunContext", sandbox, p: "Produced", fmt: str, k: int, original):
+    """The Localization of an inconsistency at shape ``k``: the graph with every value exposed, in its dynamic
+    form, compiled once and run at shapes 0..k (triage/dynamic_local.py), within the campaign's time."""
+    from nnfuzz.fuzz import local
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.triage.dynamic_local import localize_at, sandbox_shapes
+
+    t0 = time.perf_counter()
+    try:
+        return localize_at(GraphIR.loads(p.gir_text), ShapeFamily.from_json(p.family), k, p.weights,
+                           [s.input for s in p.shapes], sandbox_shapes(sandbox, ctx.run_timeout, lambda: ctx.left() > 0),
+                           fmt, ctx.tolerances, p.export, original, local.widened(ctx))
+    finally:
+        ctx.add_seconds("triage", time.perf_counter() - t0)
 
 
 def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:
