@@ -18,27 +18,27 @@ from nnfuzz.verdict import compare
 OPS = ("Relu", "Add", "Sigmoid")
 
 
-def dynamic_build(seed: int = 1, ops=OPS, max_nodes: int = 3):
-    """(the lifted graph, its DynamicBuild) of the first seed from ``seed`` whose graph has a dynamic ONNX
-    and torch form."""
+def dynamic_build(seed: int = 1, ops=OPS, max_nodes: int = 3, having=None):
+    """(the lifted graph, its DynamicBuild, its seed) of the first seed from ``seed`` whose graph has a dynamic
+    ONNX and torch form (and op ``having``)."""
     policy = GenPolicy(max_nodes=max_nodes, dtypes=["float32"], include=list(ops))
-    for s in range(seed, seed + 20):
+    for s in range(seed, seed + 40):
         fam = lift(generate_graph(policy, seed=s), policy.max_elems, random.Random(s))
-        if fam is None:
+        if fam is None or having is not None and having not in fam.op_names():
             continue
         built = build_dynamic(fam, s)
         if built.family is not None and built.onnx is not None and built.forms["gir"] == "dynamic":
             return fam, built, s
-    raise AssertionError(f"no dynamic graph among seeds {seed}..{seed + 19}")
+    raise AssertionError(f"no dynamic graph among seeds {seed}..{seed + 39}")
 
 
 def dynamic_bug(tmp_path, *, off_at=None, fmt: str = "onnx", system: str = "ort-cpu", seed: int = 1, ops=OPS,
-                static: str = "passes"):
+                static: str = "passes", max_nodes: int = 3, having=None):
     """A dynamic bug folder whose recorded reference at shape ``off_at`` is off by one (so a correct system
     disagrees there, and only there), or exact (``off_at=None``, the failing shape recorded as the last)."""
     from nnfuzz.materialize.portable import pack
 
-    gir, built, s = dynamic_build(seed, ops)
+    gir, built, s = dynamic_build(seed, ops, max_nodes, having)
     shapes = [{"input": dict(r.input), "output": dict(r.output)} for r in built.shapes]
     k = len(shapes) - 1 if off_at is None else off_at
     if off_at is not None:

@@ -4,7 +4,8 @@ triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-s
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
-untouched. One line on stdout says what changed, or with ``--json`` one JSON document.
+untouched. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). One line
+on stdout says what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 

@@ -153,8 +153,7 @@ class DynamicShapes(Oracle):
     def localizes(self, p: "Produced") -> bool:
         return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
 
-    def reducible(self, p: "Produced") -> bool:
-        return False  # the reducer rebuilds one static model: the shape family would not survive it
+    # (reducible: as any oracle's; a dynamic bug is reduced with its shape family, triage/dynamic_reduction.py)
 
 
 def shapes_run(t: Tested) -> int:
