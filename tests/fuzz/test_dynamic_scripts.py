@@ -12,6 +12,7 @@ from nnfuzz.backends.registry import backend_class
 from nnfuzz.cli import main
 from nnfuzz.errors import ConfigError
 from nnfuzz.triage.bugstore import load_bug
+from nnfuzz.triage.report_md import write_report
 from nnfuzz.triage.script import write_script
 from nnfuzz.verdict import DEFAULT_TOLERANCES
 
@@ -37,6 +38,8 @@ def test_onnx_scripts_of_a_dynamic_bug_compile_once_and_loop_over_every_shape(tm
         loop = text.index("for k, (SIZES, INPUTS, EXPECTED) in enumerate(SHAPES)")
         assert text.count(compile_call) == 1 and text.index(compile_call) < loop, system  # compiled once
         assert "\n    OUTPUTS = " in text[loop:] and "OUTPUTS = " not in text[:loop], system  # run per shape
+    report = write_report(bug, "ort-cpu", text)
+    assert f"compiled once and run at {len(sizes)} shapes" in report and f"fails at shape 2 {sizes[2]}" in report
     plain = ("onnxruntime", "".join(backend_class("ort-cpu").repro_onnx[1:]))  # a plug-in's (needs, code) pair
     monkeypatch.setattr(backend_class("ort-cpu"), "repro_onnx", plain)
     with pytest.raises(ConfigError, match="does not part its compile from its run"):
