@@ -86,3 +86,24 @@ def test_inductor_script_exports_the_symbolic_dims_and_names_the_shape_that_fail
     assert r.returncode == 1, r.stdout + r.stderr
     assert [f"shape {k} {a}: outputs {'differ' if k == 1 else 'match'}" for k, a in enumerate(sizes)] == \
         r.stdout.splitlines()[:len(sizes)], r.stdout + r.stderr
+
+
+def test_an_inductor_family_torch_export_cannot_trace_is_refused_with_the_reason(tmp_path):
+    """torch.export would specialize a symbol traced at size 1: a family whose every shape has a symbol of size 1
+    is refused, saying so, before any export."""
+    import dataclasses
+
+    import torch
+
+    from nnfuzz.gir import ShapeFamily
+    from nnfuzz.materialize.portable import unpack
+    from nnfuzz.triage.script_torch import _dynamic_export
+
+    bug = load_bug(dynamic_bug(tmp_path, fmt="gir", system="inductor-cpu"))
+    gir, _ = unpack(bug.model_bytes)
+    symbols = gir.family.symbols()
+    _, (per_input,) = _dynamic_export(bug, gir, torch)  # the recorded family: one Dim per symbol, shared by name
+    assert {d.__name__ for axes in per_input if axes for d in axes.values()} == set(symbols)
+    ones = ShapeFamily(gir.family.dims, [{s: 1 if s == symbols[0] else 2 for s in symbols}] * len(bug.oracle["shapes"]))
+    with pytest.raises(ConfigError, match="each have a symbol of size 1.*nnfuzz repro"):
+        _dynamic_export(bug, dataclasses.replace(gir, family=ones), torch)
