@@ -1,7 +1,8 @@
 """`nnfuzz dedup bugs/`: group a bug store's folders by signature (one report per root cause).
 
 Writes ``index.json`` (the groups and one row per folder) and ``README.md`` (a table: id, status,
-system, symptom, op, nodes, blame, signature) into the store; bug folders are not changed.
+system, symptom, op, nodes, blame, signature) into the store; bug folders are not changed. It holds the
+store's lock meanwhile (fuzz/store_lock.py): refused while a campaign runs on the store.
 
 ``--recheck`` first replays every folder on the system it records and re-derives its root cause
 (triage/recheck.py): meta.json takes today's localization and signature, so a store saved by an earlier
@@ -19,6 +20,7 @@ USAGE = "usage: nnfuzz dedup <bug store, e.g. bugs/> [--recheck] [--json]"
 
 def run(cfg, positional, overrides) -> int:
     from nnfuzz.commands.store_arg import one_store
+    from nnfuzz.fuzz.store_lock import store_lock
     from nnfuzz.output import result
     from nnfuzz.triage.dedup import write_index
 
@@ -30,8 +32,9 @@ def run(cfg, positional, overrides) -> int:
     root = one_store("dedup", [a for a in positional if not a.startswith("--")] + list(overrides), USAGE)
     if root is None:
         return 2
-    rechecked = _recheck(cfg, root) if flags else None
-    index = write_index(root)
+    with store_lock(root, "dedup"):  # refused while a campaign writes the store
+        rechecked = _recheck(cfg, root) if flags else None
+        index = write_index(root)
     if not index["bugs"] and not index["unreadable"]:
         print(f"nnfuzz dedup: {root} holds no bug folders (NNNN/)", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """`nnfuzz merge A B [...] -o C`: merge bug stores (renumbered, re-deduplicated; sources unchanged).
 
-Prints one line (merged, duplicates, unique in the merged store, unreadable folders left out), or with
+The output store is locked meanwhile (fuzz/store_lock.py): refused while a campaign writes it. Prints one
+line (merged, duplicates, unique in the merged store, unreadable folders left out), or with
 ``--json`` the same as one JSON document.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ def _usage(msg: str) -> int:
 
 
 def run(cfg, positional, overrides) -> int:
+    from nnfuzz.fuzz.store_lock import store_lock
     from nnfuzz.output import plural, result
     from nnfuzz.triage.merge import merge_stores
 
@@ -37,7 +39,8 @@ def run(cfg, positional, overrides) -> int:
             return _usage(f"{s} is not a folder; pass bug stores such as bugs/")
         if s.resolve() == out.resolve():
             return _usage(f"{s} is also the output; merge into a new folder or list only the other stores")
-    summary = merge_stores(sources, out, progress=lambda note: print(f"[merge] {note}", file=sys.stderr))
+    with store_lock(out, "merge"):  # the output store: refused while a campaign writes it
+        summary = merge_stores(sources, out, progress=lambda note: print(f"[merge] {note}", file=sys.stderr))
     for s in summary["unreadable"]:
         print(f"nnfuzz merge: left out (unreadable): {s}", file=sys.stderr)
     for s in summary["links_not_followed"]:

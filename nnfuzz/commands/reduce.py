@@ -4,8 +4,9 @@ triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-s
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
-untouched. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). One line
-on stdout says what changed, or with ``--json`` one JSON document.
+untouched. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). A folder
+of a campaign's store is reduced holding that store's lock (fuzz/store_lock.py). One line on stdout says
+what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def run(cfg, positional, overrides) -> int:
              lambda: print(f"{bug.path}: reduced already (its original is in original/)"))
         return 0
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
-    with Sandbox(bug.meta.system, bug.meta.backend_options, test_timeout=float(cfg.fuzz.test_timeout),
+    with _store_of(bug.path), Sandbox(bug.meta.system, bug.meta.backend_options, test_timeout=float(cfg.fuzz.test_timeout),
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         sandbox.start()
         outcome = reduce_bug(bug, sandbox, tolerances, float(budget))
@@ -56,3 +57,17 @@ def run(cfg, positional, overrides) -> int:
         f", {k.replace('_', ' ')} {v}" for k, v in outcome.items() if k not in ("status", "bug", "note"))
         + (f" ({outcome['note']})" if outcome.get("note") else "")))
     return 0 if outcome["status"] in ("reduced", "minimal") else 1
+
+
+def _store_of(folder: Path):
+    """The lock of the campaign store holding ``folder`` (its campaign's reducer may be rewriting it); no lock
+    for a folder outside a campaign's store (bugs/kept/, a copy)."""
+    import contextlib
+
+    from nnfuzz.fuzz.runlog import LOG
+    from nnfuzz.fuzz.store_lock import LOCK_FILE, store_lock
+
+    store = folder.resolve().parent
+    if (store / LOG).exists() or (store / LOCK_FILE).exists():
+        return store_lock(store, "reduce")
+    return contextlib.nullcontext()

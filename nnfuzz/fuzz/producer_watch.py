@@ -75,9 +75,10 @@ def reap(children: Dict[int, int], slots: Slots) -> None:
 
 
 def maybe_die(i: int) -> None:
-    """The test hook: SIGSEGV before making model number ``i`` if NNFUZZ_TEST_PRODUCER_SEGV says so."""
+    """The test hook: SIGSEGV before making model number ``i`` if NNFUZZ_TEST_PRODUCER_SEGV says so ("2":
+    model 2; "2+": every model from 2 on, so the restarted producers die too)."""
     at = os.environ.get(DIE_AT_ENV)
-    if at is not None and int(at) == i:
+    if at is not None and (i >= int(at[:-1]) if at.endswith("+") else i == int(at)):
         os.kill(os.getpid(), signal.SIGSEGV)
 
 

@@ -22,7 +22,7 @@ import threading
 import time
 from typing import List, Optional
 
-from nnfuzz.errors import ConfigError
+from nnfuzz.errors import ConfigError, NNFuzzError
 from nnfuzz.fuzz.pool import LostTest
 from nnfuzz.fuzz.sandbox import Sandbox
 
@@ -266,7 +266,7 @@ class RayProducers:
         self.actors = [self.executor.spawn(_producer_class(), cc, num_cpus=0) for _ in range(n)]
         self.inflight = {}          # ObjectRef -> (actor, model number)
         self.on_death = None        # (record) -> None, the campaign's: logs and counts a producer's death
-        self.restarts = 0
+        self.restarts, self.quiet_deaths = 0, 0
         self.next_i = 0
         self.deadline = 0.0
         self.lock = threading.Lock()
@@ -304,14 +304,22 @@ class RayProducers:
             try:
                 p = ray.get(ready[0])
             except RayActorError as e:
+                from nnfuzz.fuzz.producer_watch import MAX_QUIET_DEATHS
+
                 held = sorted([i] + [j for a, j in self.inflight.values() if a is actor])
+                seeds = [seed_at(self.cc.policy.seed, self.cc.tested_seeds or (), j) for j in held]
+                first = str(e).splitlines()[0][:300]
+                self.quiet_deaths += 1
+                if self.quiet_deaths > MAX_QUIET_DEATHS:
+                    raise NNFuzzError(f"the producer actors died {self.quiet_deaths} times with no model made in "
+                                      f"between; the last held seeds {seeds}: {first}") from None
                 self._replace(actor)
                 self.restarts += 1
-                record = {"slot": None, "exit_code": None, "index": i, "error": str(e).splitlines()[0][:300],
-                          "seeds": [seed_at(self.cc.policy.seed, self.cc.tested_seeds or (), j) for j in held]}
+                record = {"slot": None, "exit_code": None, "index": i, "error": first, "seeds": seeds}
                 if self.on_death is not None:
                     self.on_death(record)
                 return None
+            self.quiet_deaths = 0
             self._submit(actor)
             return p
 

@@ -1,4 +1,4 @@
-"""One campaign at a time per store (``fuzz.out``): an inter-process lock.
+"""One writer at a time per store (``fuzz.out``): an inter-process lock.
 
 Two campaigns writing the same store would share its folder numbers, its dedup index and its
 campaign_state.json. A campaign holds ``fcntl.flock`` on ``<fuzz.out>/.campaign.lock`` from start to
@@ -8,6 +8,11 @@ lock file left by a dead campaign is taken over, with a warning (that campaign's
 may be tested again: fuzz/resume.py). A lock file naming another host is refused while it is there:
 flock on a network file system may not reach that host, so whether its campaign still runs is the
 user's to say (delete the file if it does not).
+
+The commands that rewrite a store take the same lock, naming themselves in the record: ``nnfuzz dedup``
+(its index, README and, with --recheck, every meta.json), ``nnfuzz merge`` (its output store) and
+``nnfuzz reduce`` (a folder of a campaign's store, which that campaign's reducer may be rewriting). Each
+is refused while a campaign holds the store, and a campaign is refused while one of them does.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ LOCK_FILE = ".campaign.lock"
 
 
 class StoreLocked(ConfigError):
-    """Another campaign holds the store."""
+    """Another campaign (or a command that rewrites the store) holds the store."""
 
 
 def _holder(fd: int) -> dict:
@@ -47,7 +52,11 @@ def _describe(h: dict) -> str:
     return f"pid {h['pid']} on host {h.get('host')}, started {h.get('started')}"
 
 
-def _open_locked(out: Path, path: Path) -> int:
+def _holder_name(h: dict) -> str:
+    return "another campaign" if h.get("command", "fuzz") == "fuzz" else f"nnfuzz {h['command']}"
+
+
+def _open_locked(out: Path, path: Path, command: str) -> int:
     """An open descriptor of ``path`` holding its flock; StoreLocked when another campaign holds it.
     (A lock file removed by its closing holder meanwhile is opened again: the lock is the file's.)"""
     while True:
@@ -55,10 +64,12 @@ def _open_locked(out: Path, path: Path) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _describe(_holder(fd))
+            h = _holder(fd)
             os.close(fd)
-            raise StoreLocked(f"{out} is in use by another campaign ({holder}); two campaigns must not write one "
-                              "store: wait for it to end, stop it, or give this one another fuzz.out") from None
+            fix = ("wait for it to end, stop it, or give this one another fuzz.out" if command == "fuzz" else
+                   "run this when it has ended, or on a copy of the store")
+            raise StoreLocked(f"{out} is in use by {_holder_name(h)} ({_describe(h)}); two writers must not rewrite "
+                              f"one store: {fix}") from None
         try:
             if os.fstat(fd).st_ino == os.stat(path).st_ino:
                 return fd
@@ -68,23 +79,25 @@ def _open_locked(out: Path, path: Path) -> int:
 
 
 @contextlib.contextmanager
-def store_lock(out):
-    """Hold ``out``'s campaign lock for the block; StoreLocked when another campaign holds it."""
+def store_lock(out, command: str = "fuzz"):
+    """Hold ``out``'s lock for the block as ``nnfuzz command``; StoreLocked when another holds it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_FILE
-    fd = _open_locked(out, path)
+    fd = _open_locked(out, path, command)
     try:
         here = socket.gethostname()
         before = _holder(fd)
+        who = _holder_name(before)
         if before.get("pid") is not None and before.get("host") != here:
-            raise StoreLocked(f"{path} says a campaign on another host holds {out} ({_describe(before)}); if it "
-                              f"no longer runs, delete {path} and run again")
-        if before:  # a campaign that closes the store removes this file
-            print(f"warning: {out} was left locked by a campaign that ended without closing it ({_describe(before)}: "
-                  "killed?); taking it over. Its last few seconds of seeds may be tested again", file=sys.stderr,
-                  flush=True)
-        record = {"pid": os.getpid(), "host": here, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            raise StoreLocked(f"{path} says {who} on another host holds {out} ({_describe(before)}); if it no longer "
+                              f"runs, delete {path} and run again")
+        if before:  # a holder that closes the store removes this file
+            seeds = ". Its last few seconds of seeds may be tested again" if who == "another campaign" else ""
+            print(f"warning: {out} was left locked by {who.replace('another ', 'a ')} that ended without closing it "
+                  f"({_describe(before)}: killed?); taking it over{seeds}", file=sys.stderr, flush=True)
+        record = {"pid": os.getpid(), "host": here, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  **({"command": command} if command != "fuzz" else {})}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         try:

@@ -56,3 +56,23 @@ def test_a_forked_producer_that_dies_is_reported_by_its_slot_and_the_producers_r
     assert [(d["slot"], d["exit_code"], d["index"], d["seeds"]) for d in deaths] == [(1, -11, 3, [43])]
     assert producers.restarts == 1
     assert 3 not in got and len(got) == len(set(got)) and {i % 2 for i in got if i > 3} == {0, 1}, got
+
+
+@pytest.mark.slow
+def test_producers_that_die_again_and_again_without_a_model_end_the_campaign_naming_their_seeds(tmp_path, monkeypatch):
+    """Restarts are for a crash now and then: producers that die MAX_QUIET_DEATHS + 1 times in a row with no
+    model made in between cannot work, and the campaign ends with an error naming the seeds they held."""
+    from nnfuzz.errors import NNFuzzError
+    from nnfuzz.fuzz.producer_watch import MAX_QUIET_DEATHS
+
+    monkeypatch.setenv(DIE_AT_ENV, "2+")   # model 2 and every one after it: each restarted producer dies too
+    cc = CampaignConfig(backend="ort-cpu", backend_options={}, out=tmp_path / "bugs", ui="plain", probe=False,
+                        time_s=120, policy=GenPolicy(max_nodes=3, dtypes=["float32"], include=["Relu", "Add"], seed=700),
+                        producers=1, workers=1, reduce=False, search=None)
+    with pytest.raises(NNFuzzError, match=rf"exited \(exit code -11\) {MAX_QUIET_DEATHS + 1} time\(s\) with no model "
+                                          r"made in between; the seeds they held: \[70\d\]"):
+        run_campaign(cc)
+    recs = list(read_log(cc.out))
+    died = [r["producer_died"] for r in recs if "producer_died" in r]
+    assert [d["index"] for d in died] == list(range(2, 2 + MAX_QUIET_DEATHS)), died  # each one logged, then the end
+    assert {r["seed"] for r in recs if "verdict" in r} <= {700, 701}

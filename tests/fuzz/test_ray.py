@@ -89,3 +89,36 @@ def test_an_ort_campaign_on_ray_tests_generated_models(tmp_path, local_ray):
     assert counters.workers == 2 and counters.tests == 10 and counters.lost == 0, counters
     seeds = [r["seed"] for r in _log(cc.out) if r.get("verdict") in ("pass", "unsupported", "inconsistency", "crash")]
     assert len(seeds) == len(set(seeds)) == 10
+
+
+@pytest.mark.slow
+def test_a_killed_producer_actor_is_replaced_counted_and_its_seeds_logged(tmp_path, local_ray):
+    """A producer actor that dies (killed here; a native crash in generation alike) is replaced: the
+    models it had in the making are never tested, their seeds are in the death record, and models go on."""
+    from nnfuzz.fuzz.plan import CampaignPlan
+    from nnfuzz.fuzz.ray_executor import RayExecutor, RayProducers
+    from nnfuzz.fuzz.resume import seed_at
+    from nnfuzz.generate.opset import select_ops
+
+    cc = CampaignConfig(backend="ort-cpu", backend_options={}, policy=GenPolicy(max_nodes=3, seed=11), time_s=120.0,
+                        out=tmp_path, ui="plain", log=None, producers=1, search=None, executor="ray")
+    plan = CampaignPlan(tuple(select_ops(cc.policy, dialects=("tf",))), {}, cc.export, cc.search, True, ())
+    deaths = []
+    with RayExecutor(None) as executor:
+        producers = RayProducers(cc, 1, executor)
+        producers.on_death = deaths.append
+        try:
+            producers.go(cc, plan, 120.0)
+            got = [producers.get(timeout=60.0).index for _ in range(2)]
+            held = sorted(i for _, i in producers.inflight.values())
+            ray.kill(producers.actors[0])
+            while len(got) < 5:
+                p = producers.get(timeout=60.0)
+                assert p is not None or deaths, "no model and no death within 60 s"
+                if p is not None:
+                    got.append(p.index)
+        finally:
+            producers.close()
+    assert producers.restarts == 1 and len(deaths) == 1, deaths
+    assert deaths[0]["seeds"] == [seed_at(11, (), i) for i in held] and "died" in deaths[0]["error"], deaths
+    assert not set(held) & set(got) and len(got) == len(set(got)), (held, got)

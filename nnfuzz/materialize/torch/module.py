@@ -75,6 +75,7 @@ class GraphModule(torch.nn.Module):
             return t if t.dtype in (torch.bool, torch.int64) else t.long()
 
         self._jitter_runs = getattr(self, "_jitter_runs", 0) + (jitter is not None)
+        made = {v for inst in self.gir.insts for v in inst.outputs}
         env = {k: up(v, k) for k, v in zip(self.gir.inputs, inputs)}
         for name in self.gir.weights:
             env[name] = up(getattr(self, name), name)
@@ -83,8 +84,10 @@ class GraphModule(torch.nn.Module):
             out = fn(inst.op, *args)
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             if jitter is not None and inst.inputs:
-                outs = flip_ties(inst.op, args, outs, 4 * JITTER.get(self.gir.vars[inst.inputs[0]].dtype, 0.0),
-                                 side=1 if self._jitter_runs % 2 else -1, rng=jitter)
+                # a near tie is as near as the inputs may have moved: in a rounding run, not at all where they are
+                # the graph's inputs and weights (exact in every system: a Ceil of an input never flips there)
+                moved = _jitter_eps(self.gir.vars[inst.inputs[0]].dtype, jitter, ulps, any(v in made for v in inst.inputs))
+                outs = flip_ties(inst.op, args, outs, 4 * moved, side=1 if self._jitter_runs % 2 else -1, rng=jitter)
             env.update((v, up(t, v, computed=True)) for v, t in zip(inst.outputs, outs))
         return tuple(env[v] for v in self.gir.outputs)
 

@@ -45,6 +45,25 @@ def shifted(fn):
     return apply
 
 
+def at_jumps(op, xs, outs, eps, side, rng=None):
+    """An op that jumps at its kink points (Shrink from 0 to lambd - bias at lambd): its elements within
+    ``eps`` of one are evaluated that far to ``side`` of it (register ``with_op=True``)."""
+    from nnfuzz.materialize.torch.lowering import run_op
+
+    x = xs[0]
+    kink = op.kinks.get(0)
+    if kink is None or not x.is_floating_point():
+        return outs
+    reach = eps * (x.abs() + 1.0)
+    near = torch.zeros_like(x, dtype=torch.bool)
+    for p in kink.points_of(op):
+        near |= (x - p).abs() <= reach
+    if not near.any():
+        return outs
+    moved = run_op(op, x + side * reach, *xs[1:])
+    return [torch.where(near, m.to(o.dtype), o) for m, o in zip(moved, outs)] + list(outs[len(moved):])
+
+
 def flip_ties(op, xs, outs, eps: float, side: int, rng=None):
     """``op``'s outputs with its near ties resolved to ``side`` (unchanged: an op without a tie rule). A
     rule ``with_op`` also gets ``rng`` (the twin run's generator, or None) and may resolve each element's tie

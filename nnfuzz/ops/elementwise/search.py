@@ -8,7 +8,7 @@ import torch
 
 from nnfuzz.materialize.torch.losses import FMAX, above, below, domain_loss, exp_limit, margin
 from nnfuzz.materialize.torch.proxy import no_surrogate, proxy_gradient, surrogate
-from nnfuzz.materialize.torch.ties import shifted, tie_rule
+from nnfuzz.materialize.torch.ties import at_jumps, shifted, tie_rule
 from nnfuzz.ops.elementwise import spec as E
 
 
@@ -44,6 +44,7 @@ surrogate(E.IsNan, E.IsInf)(no_surrogate)
 tie_rule(E.Floor)(shifted(torch.floor))
 tie_rule(E.Ceil)(shifted(torch.ceil))
 tie_rule(E.Round)(shifted(torch.round))
+tie_rule(E.Hardshrink, with_op=True)(at_jumps)  # 0 up to lambd, then x
 
 
 @tie_rule(E.Sign)
