@@ -61,3 +61,32 @@ def sandbox_shapes(sandbox, timeout=None, still=lambda: True):
         res = sandbox.run(payload, inputs, timeout=timeout() if callable(timeout) else timeout)
         return res.shapes if res.status == "ok" else None
     return run_shapes
+
+
+def settle_shapes(res, refs, engine: str, tolerances, twins=None, localize=None):
+    """(Judged, the shape it is at, that shape's RunResult, its Localization) of a dynamic model's run, as
+    ``judge_shapes`` judges it, with each inconsistency localized (``localize(k, outputs)``: the Localization
+    at shape k or None; ``localize`` None: not localized): a shape where every node is within its accuracy budget is rounding
+    noise grown downstream, not a failure, as for a static test (judging.settle_locally), and the judging
+    goes on from the next shape; every shape passing or noise is a pass (its Localization the last noise)."""
+    from nnfuzz.triage.judging import judge_shapes
+    from nnfuzz.verdict import Outcome, Symptom, Verdict
+
+    start, noise = 0, None
+    while start < len(refs):
+        sub = res if start == 0 else dataclasses.replace(res, shapes=res.shapes[start:])
+        judged, k, shown = judge_shapes(sub, refs[start:], engine, tolerances,
+                                        (lambda j, s=start: twins(j + s)) if twins else None)
+        if k is None:
+            break
+        k += start
+        if judged.verdict.symptom is not Symptom.inconsistency or localize is None:
+            return judged, k, shown, None
+        loc = localize(k, shown.outputs)
+        if loc is None or not loc.noise:
+            return judged, k, shown, loc
+        noise, start = (k, loc), k + 1
+    if noise is not None:  # the rest passed: a pass, the disagreement at shape k rounding noise
+        quiet = Verdict(Outcome.PASS, summary=f"noise at shape {noise[0]}: {noise[1].note}", errors=judged.verdict.errors)
+        return dataclasses.replace(judged, verdict=quiet), None, shown, noise[1]
+    return judged, None, shown, None

@@ -98,8 +98,8 @@ class ShapesChecker:
     def signature(self, c: ShapesCandidate) -> Optional[str]:
         from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.materialize.model import build_model
-        from nnfuzz.triage.dynamic_local import dynamic_payload
-        from nnfuzz.triage.judging import bug_signature, judge_shapes, model_twins
+        from nnfuzz.triage.dynamic_local import dynamic_payload, settle_shapes
+        from nnfuzz.triage.judging import bug_signature, model_twins
 
         try:
             models = [build_model(c.gir.at(j), 0, export=self.export if j == 0 else False, values=(c.weights, x))
@@ -114,28 +114,30 @@ class ShapesChecker:
             self.last = "a shape's reference is undefined (NaN/Inf)"
             return None
         res = self.sandbox.run(payload, [dict(x) for x in c.shapes])
-        judged, k, shown = judge_shapes(res, [m.oracle for m in models], self.sandbox.backend_info.engine, self.tol,
-                                        lambda j: model_twins(models[j]))
+        judged, k, shown, loc = settle_shapes(res, [m.oracle for m in models], self.sandbox.backend_info.engine,
+                                              self.tol, lambda j: model_twins(models[j]), self._localize(c))
         self.last, self.verdict, self.model = judged.verdict.label, judged.verdict, models[0]
         if not judged.verdict.is_bug:
             return None
-        self.bug_meta = self._meta(c, models, judged, k, res, shown, payload)
+        self.bug_meta = self._meta(c, models, judged, k, res, shown, payload, loc)
         self._payload = payload
         every = [{"input": dict(x), "output": m.oracle.output} for x, m in zip(c.shapes, models)]
         self._oracle = dataclasses.replace(judged.reference, shapes=every).to_dict()
         return bug_signature(self.bug_meta, judged.verdict)
 
-    def _meta(self, c, models, judged, k, res, shown, payload):
-        from nnfuzz.oracles.dynamic import STATIC_PASSES
+    def _localize(self, c):
+        """``localize(k, outputs)`` for settle_shapes: candidate ``c``'s Localization at shape k."""
         from nnfuzz.triage.dynamic_local import localize_at, sandbox_shapes
-        from nnfuzz.triage.judging import replay_meta
         from nnfuzz.triage.repro import widened_of
-        from nnfuzz.verdict import Symptom
 
-        loc = None
-        if judged.verdict.symptom is Symptom.inconsistency:
-            loc = localize_at(c.gir, c.gir.family, k, c.weights, c.shapes, sandbox_shapes(self.sandbox), self.fmt,
-                              self.tol, self.export, shown.outputs, widened_of(self.sandbox.backend_info.name))
+        return lambda k, outputs: localize_at(c.gir, c.gir.family, k, c.weights, c.shapes, sandbox_shapes(self.sandbox),
+                                              self.fmt, self.tol, self.export, outputs,
+                                              widened_of(self.sandbox.backend_info.name))
+
+    def _meta(self, c, models, judged, k, res, shown, payload, loc):
+        from nnfuzz.oracles.dynamic import STATIC_PASSES
+        from nnfuzz.triage.judging import replay_meta
+
         static = self.meta.dynamic.get("static")
         if static == STATIC_PASSES:  # found only in the dynamic form: a candidate must show it only there too
             static = self._static_at(c, models[k], k, payload)

@@ -92,28 +92,27 @@ def _replay_shapes(bug, sandbox, payload, ref, tolerances):
     (meta.json ``dynamic``): compiled once and run at every shape oracle.pkl holds, judged as the campaign
     judged it (oracles/dynamic.py); an inconsistency is localized at its shape (triage/dynamic_local.py)."""
     from nnfuzz.materialize.model import ReferenceData
-    from nnfuzz.triage.judging import judge_shapes
-    from nnfuzz.verdict import Symptom
+    from nnfuzz.triage.dynamic_local import settle_shapes
 
     refs = [ReferenceData(x["input"], x["output"]) for x in bug.oracle["shapes"]]
     at = bug.meta.dynamic.get("shape")
     if isinstance(at, int) and 0 <= at < len(refs):
         refs[at] = ref  # the recorded shape's reference, with its float64 twins
     res = sandbox.run(payload, [r.input for r in refs])
-    judged, k, shown = judge_shapes(res, refs, sandbox.backend_info.engine, tolerances)
-    loc = None
-    if judged.verdict.symptom is Symptom.inconsistency:
-        loc = _local_at(bug, sandbox, tolerances, k, [r.input for r in refs], shown.outputs)
+    local = None if bug.gir_text is None else (lambda k, outputs: _local_at(bug, sandbox, tolerances, k,
+                                                                           [r.input for r in refs], outputs))
+    judged, _, shown, loc = settle_shapes(res, refs, sandbox.backend_info.engine, tolerances, None, local)
     return judged, shown, loc
 
 
 def _local_at(bug, sandbox, tolerances, k: int, shape_inputs, original):
-    """The Localization of a dynamic bug's inconsistency at shape ``k`` (None without gir.json or weights)."""
+    """The Localization of a dynamic bug's inconsistency at shape ``k`` (None when its model lacks a weight of
+    its graph)."""
     from nnfuzz.gir import GraphIR, ShapeFamily
     from nnfuzz.triage.bugstore import bug_weights
     from nnfuzz.triage.dynamic_local import localize_at, sandbox_shapes
 
-    weights = bug_weights(bug) if bug.gir_text is not None else None
+    weights = bug_weights(bug)
     if weights is None:
         return None
     family = ShapeFamily.from_json(bug.meta.dynamic)

@@ -62,3 +62,34 @@ def test_a_campaign_signs_a_dynamic_only_fault_with_its_op_and_the_replay_agrees
     sandbox = InProcessSandbox("fake-cpu", backend_path="fake_backends:FakeSymbolicSigmoidBackend")
     r = replay(bug, sandbox, DEFAULT_TOLERANCES)
     assert r.outcome == REPRODUCED and r.meta.root_cause["op"] == "Sigmoid", (r.signature, r.recorded_signature)
+
+
+def test_a_shape_whose_nodes_are_all_within_budget_is_noise_and_the_judging_goes_on():
+    """settle_shapes: an inconsistency at a shape that localization calls rounding noise is no failure (as for a
+    static test); the next failing shape gives the verdict, and none left is a pass."""
+    import numpy as np
+
+    from nnfuzz.fuzz.sandbox import RunResult
+    from nnfuzz.materialize.model import ReferenceData
+    from nnfuzz.triage.dynamic_local import settle_shapes
+    from nnfuzz.triage.localize import Localization
+
+    refs = [ReferenceData({"x": np.zeros(2, np.float32)}, {"y": np.full(2, float(j), np.float32)}) for j in range(3)]
+    outs = [{"y": np.full(2, float(j), np.float32)} for j in range(3)]
+    outs[1]["y"] = outs[1]["y"] + 1  # off at shape 1
+    asked = []
+
+    def localize(k, outputs):
+        asked.append(k)
+        return Localization(None, "undecided", f"shape {k}", noise=k == 1)
+
+    def run(shapes):
+        return RunResult("ok", "execute", shapes[-1], shapes=shapes, compiles=1)
+
+    judged, k, _, loc = settle_shapes(run(outs), refs, "ort", DEFAULT_TOLERANCES, None, localize)
+    assert not judged.verdict.is_bug and k is None and loc.noise and judged.verdict.summary.startswith("noise at shape 1")
+    outs[2]["y"] = outs[2]["y"] - 1  # and at shape 2, not noise there
+    judged, k, _, loc = settle_shapes(run(outs), refs, "ort", DEFAULT_TOLERANCES, None, localize)
+    assert judged.verdict.label == "inconsistency" and k == 2 and loc.note == "shape 2" and asked == [1, 1, 2]
+    judged, k, _, loc = settle_shapes(run(outs), refs, "ort", DEFAULT_TOLERANCES)  # not localized: the first one
+    assert judged.verdict.label == "inconsistency" and k == 1 and loc is None
