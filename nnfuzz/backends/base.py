@@ -210,3 +210,14 @@ class Backend:
         unless it recompiles on its own (torch.compile's guards: backends/inductor.py). A dynamic model
         (docs/dynamic-shapes.md) is compiled once and run at every shape; the oracle records this count."""
         return 1
+
+    # Set by the compile-and-run (fuzz/worker.py run_backend_shapes) for the run in progress: told the part
+    # of a gradient test the run enters, so that a crash or hang there is signed by it (docs/oracles.md).
+    on_part: Optional[Callable[[str], None]] = None
+
+    def entering(self, part: str) -> None:
+        """(In ``compile`` or ``run`` of a gradient test.) The run enters ``part``: "forward" (the compiled
+        forward, which torch.compile traces with its backward) or "backward" (the backward graph's compile
+        and run). A crash or hang from here on is the part's (meta.json ``grad.failed``)."""
+        if self.on_part is not None:
+            self.on_part(part)

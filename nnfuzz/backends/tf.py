@@ -71,7 +71,7 @@ class TfEagerBackend(_TfBackend):
         from nnfuzz.materialize.portable import grad_spec
 
         spec = grad_spec(payload)
-        return self._graph(payload) if spec is None else grad_step(self._graph(payload), spec)
+        return self._graph(payload) if spec is None else grad_step(self._graph(payload), spec, entering=self.entering)
 
     def run(self, graph, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         from nnfuzz.backends.tf_grad import TfGradStep, run_step

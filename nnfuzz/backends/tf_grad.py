@@ -21,8 +21,11 @@ class TfGradStep:
     fn: object        # the step: (*inputs, *upstreams) -> outputs + gradients (tf.function or plain)
 
 
-def grad_step(graph, spec, jit_compile=None) -> TfGradStep:
-    """The step of ``graph`` for ``spec``: plain (TF eager) with ``jit_compile`` None, else a tf.function."""
+def grad_step(graph, spec, jit_compile=None, entering=None) -> TfGradStep:
+    """The step of ``graph`` for ``spec``: plain (TF eager) with ``jit_compile`` None, else a tf.function.
+    ``entering`` (TF eager's Backend.entering; only for the plain step: a tf.function is traced once and
+    runs both parts as one) is told when the step enters its forward and its backward (the tape's
+    gradient), so a crash names the part."""
     from nnfuzz.materialize.tensorflow.lazy import tf
     from nnfuzz.materialize.tensorflow.module import _tf_dtype
 
@@ -32,11 +35,15 @@ def grad_step(graph, spec, jit_compile=None) -> TfGradStep:
     def step(*args):
         xs, ups = list(args[:n]), list(args[n:])
         sources = [xs[gir.inputs.index(w)] if w in gir.inputs else graph.weights[w] for w in spec.wrt]
+        if entering is not None:
+            entering("forward")
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             for s in sources:
                 tape.watch(s)
             outs = graph.compute(*xs)
         targets = [outs[gir.outputs.index(o)] for o in spec.outputs]
+        if entering is not None:
+            entering("backward")
         grads = tape.gradient(targets, sources, output_gradients=ups,
                               unconnected_gradients=tf.UnconnectedGradients.ZERO)
         return list(outs) + list(grads)

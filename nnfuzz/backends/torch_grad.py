@@ -6,7 +6,9 @@ compile() builds the module with those weights requiring gradients, compiles it 
 traces the forward on the first call and AOTAutograd compiles the backward graph on the first backward, so
 both are staged "compile". run() calls the compiled module on the real inputs with the upstream gradients
 (the ``upstream:<output>`` inputs) and returns the outputs and the ``grad:<name>`` gradients; a value no
-differentiated output reaches in this run gets zeros (the reference never lists such a value).
+differentiated output reaches in this run gets zeros (the reference never lists such a value). Each call
+tells the worker when it enters the forward and the backward (``Backend.entering``): a crash is signed by
+the part it happened in.
 """
 from __future__ import annotations
 
@@ -66,7 +68,10 @@ def _call(backend, c: GradCompiled, inputs) -> Dict[str, np.ndarray]:
         else:
             leaves[name] = getattr(c.module, name)
     with torch.enable_grad(), backend._default_device():
+        backend.entering("forward")  # (torch.compile traces the joint graph here and compiles the forward)
         outs = c.fn(*[xs[i] for i in gir.inputs])
+        backend._sync()  # a GPU's asynchronous fault in the forward shows here, not in the backward
+        backend.entering("backward")  # (the backward graph is compiled on its first call, then run)
         grads = backward(outs, gir.outputs, leaves, ups)
         values = {n: to_numpy(o.detach().cpu()) for n, o in zip(gir.outputs, outs)}
         for name in spec.wrt:

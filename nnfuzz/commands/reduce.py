@@ -4,12 +4,14 @@ triage/bug_reduction.py: delete nodes, then shrink shapes and attributes by re-s
 The original files move to ``bugs/0042/original/``; the reduced model, gir.json, oracle.pkl and
 meta.json (with ``reduced``: nodes before/after, trials, seconds) take their place, and the result is
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
-untouched. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). A folder
-of a campaign's store is reduced holding that store's lock (fuzz/store_lock.py). One line on stdout says
-what changed, or with ``--json`` one JSON document.
+untouched. A folder of a campaign's store is reduced holding that store's lock (fuzz/store_lock.py). A
+gradient bug found against another system (xla-cpu's against TF eager, tf-cpu) runs each candidate on that
+system too. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). One line on
+stdout says what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -25,7 +27,7 @@ def run(cfg, positional, overrides) -> int:
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.output import result as show
     from nnfuzz.triage.bugstore import load_bug
-    from nnfuzz.triage.bug_reduction import reduce_bug
+    from nnfuzz.triage.bug_reduction import expected_side, reduce_bug
 
     paths = [a for a in positional if not a.startswith("--")]
     if len(paths) != 1 or len(paths) != len(positional):
@@ -49,21 +51,38 @@ def run(cfg, positional, overrides) -> int:
              lambda: print(f"{bug.path}: reduced already (its original is in original/)"))
         return 0
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
-    with _store_of(bug.path), Sandbox(bug.meta.system, bug.meta.backend_options, test_timeout=float(cfg.fuzz.test_timeout),
-                 memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
+
+    scale = timeout_scale((bug.meta.oracle or {}).get("kind"))
+
+    def sandbox_of(system, options):
+        return Sandbox(system, options, test_timeout=float(cfg.fuzz.test_timeout) * scale,
+                       memory_limit_mb=int(cfg.fuzz.memory_limit_mb))
+
+    other = expected_side(bug) if bug.meta.grad is not None else None  # TF eager for an xla-cpu gradient bug
+    with _store_of(bug.path), sandbox_of(bug.meta.system, bug.meta.backend_options) as sandbox, \
+            (sandbox_of(*other) if other else contextlib.nullcontext()) as expected:
         sandbox.start()
-        outcome = reduce_bug(bug, sandbox, tolerances, float(budget))
+        if expected is not None:
+            expected.start()
+        outcome = reduce_bug(bug, sandbox, tolerances, float(budget), expected=expected)
     show(outcome, lambda: print(f"{bug.path}: {outcome['status']}" + "".join(
         f", {k.replace('_', ' ')} {v}" for k, v in outcome.items() if k not in ("status", "bug", "note"))
         + (f" ({outcome['note']})" if outcome.get("note") else "")))
     return 0 if outcome["status"] in ("reduced", "minimal") else 1
 
 
+def timeout_scale(kind) -> float:
+    """The time a run of a bug found by oracle ``kind`` may take, in fuzz.test_timeouts, as its campaign
+    allowed it (Oracle.timeout_scale: 3 for oracle=grad's forward and backward compiles)."""
+    from nnfuzz.oracles.base import ORACLES, load_builtins
+
+    load_builtins()
+    return float(getattr(ORACLES.get(kind), "timeout_scale", 1.0))
+
+
 def _store_of(folder: Path):
     """The lock of the campaign store holding ``folder`` (its campaign's reducer may be rewriting it); no lock
     for a folder outside a campaign's store (bugs/kept/, a copy)."""
-    import contextlib
-
     from nnfuzz.fuzz.runlog import LOG
     from nnfuzz.fuzz.store_lock import LOCK_FILE, store_lock
 

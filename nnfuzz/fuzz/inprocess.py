@@ -185,20 +185,23 @@ class InProcessSandbox:
             t = time.perf_counter()
             self.start()
             seconds["start"] = time.perf_counter() - t
-        stage = ["compile"]
+        stage, part = ["compile"], [None]
         t0 = time.perf_counter()
         _run.limit, _run.spent = timeout, 0.0
         try:
             if isinstance(inputs, list):  # a dynamic model: one compile, every shape
-                answer = run_backend_shapes(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s))
+                answer = run_backend_shapes(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s),
+                                            at_part=lambda p: part.__setitem__(0, p))
             else:
-                answer = run_backend(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s))
+                answer = run_backend(self._backend, model_bytes, inputs, lambda s: stage.__setitem__(0, s),
+                                     lambda p: part.__setitem__(0, p))
         except _TimedOut:
             self.close()
-            return self._ended("timeout", stage[0], f"timed out after {timeout:g}s in {stage[0]}", t0, seconds)
+            return self._ended("timeout", stage[0], f"timed out after {timeout:g}s in {stage[0]}", t0, seconds,
+                               part=part[0])
         except _Died as e:
             self.close()
-            return self._ended("crash", stage[0], str(e), t0, seconds, e.output, e.signum)
+            return self._ended("crash", stage[0], str(e), t0, seconds, e.output, e.signum, part[0])
         except _Interrupted as e:
             self.close()
             if self.stop is not None:
@@ -221,9 +224,9 @@ class InProcessSandbox:
         return res
 
     @staticmethod
-    def _ended(status, stage, error, t0, seconds, output: str = "", signum=None) -> RunResult:
+    def _ended(status, stage, error, t0, seconds, output: str = "", signum=None, part=None) -> RunResult:
         """A run that a worker process would not have survived: its traceback stands for the stack dump."""
         seconds["ipc"] = time.perf_counter() - t0
         detail = traceback.format_exc() + (f"\n--- worker output ---\n{output}" if output else "")
-        return RunResult(status, stage, None, error, detail, signal=signum, seconds=seconds)
+        return RunResult(status, stage, None, error, detail, signal=signum, seconds=seconds, part=part)
 

@@ -42,7 +42,7 @@ class BackgroundReducer:
         from nnfuzz.errors import InternalError, NNFuzzError
         from nnfuzz.fuzz.stopping import Stopped
         from nnfuzz.triage.bugstore import load_bug
-        from nnfuzz.triage.bug_reduction import reduce_bug
+        from nnfuzz.triage.bug_reduction import expected_side, reduce_bug
 
         sandboxes = {}  # (system, options) -> Sandbox: a bug of the oracle's expected side runs on that system
         try:
@@ -54,13 +54,11 @@ class BackgroundReducer:
                 t0 = time.perf_counter()
                 try:
                     bug = load_bug(path)
-                    system, options = bug.meta.system, bug.meta.backend_options
-                    key = (system, repr(sorted(options.items())))
-                    if key not in sandboxes:
-                        sandboxes[key] = self.make_sandbox(system, options)
-                        sandboxes[key].start()
-                    out = reduce_bug(bug, sandboxes[key], self.tol, min(self.budget_s, left),
-                                     lock=self.lock)
+                    other = expected_side(bug) if bug.meta.grad is not None else None  # TF eager for xla-cpu's
+                    runs = [sandbox_for(sandboxes, self.make_sandbox, *where)
+                            for where in [(bug.meta.system, bug.meta.backend_options)] + ([other] if other else [])]
+                    out = reduce_bug(bug, runs[0], self.tol, min(self.budget_s, left), lock=self.lock,
+                                     expected=runs[1] if other else None)
                 except InternalError:  # a bug in nnfuzz: to the campaign, via self.error
                     raise
                 except NNFuzzError as e:  # this bug cannot be reduced here (its folder, its system): recorded
@@ -77,3 +75,13 @@ class BackgroundReducer:
         finally:
             for sandbox in sandboxes.values():
                 sandbox.close()
+
+
+def sandbox_for(sandboxes: dict, make_sandbox: Callable, system: str, options: dict):
+    """The started sandbox of ``system`` with ``options`` in ``sandboxes`` ((system, options) -> Sandbox), made
+    on first use."""
+    key = (system, repr(sorted(options.items())))
+    if key not in sandboxes:
+        sandboxes[key] = make_sandbox(system, options)
+        sandboxes[key].start()
+    return sandboxes[key]

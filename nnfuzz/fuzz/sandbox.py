@@ -7,24 +7,23 @@ runaway memory in the system under test kills only the worker.
 
 The worker (``nnfuzz.fuzz.worker``; fuzz/worker_handle.py starts and kills it) is a fresh interpreter
 (``python -m``, never a fork of this process) in its own session, so killing its process group also
-kills anything the system under test started. It imports the backend once and then serves runs over a pipe; a worker that crashed, hung or
-ran out of memory is killed and a new one starts on the next ``run``.
+kills anything the system under test started. It imports the backend once and then serves runs over a
+pipe; a worker that crashed, hung or ran out of memory is killed and a new one starts on the next ``run``.
 
 How a run ends:
 
 * ``ok``: outputs came back (``stage`` "execute").
 * ``error``: compile or run raised an ordinary exception; ``error`` is ``Type: message``, ``detail`` the
-  traceback (plus whatever the worker printed during the run). The worker survives.
+  traceback (plus what the worker printed in the run). The worker survives.
 * ``crash``: the worker died (``signal`` set and ``error`` "killed by SIGSEGV", or "worker exited with
-  code N"), or its resident memory went above ``memory_limit_mb`` (polled from /proc while waiting)
-  or an allocation failed under the address-space backstop: ``error`` "memory limit exceeded (...)".
-  ``detail`` is the tail of the worker's output (faulthandler prints the Python stack on a fatal signal).
-* ``timeout``: the run took longer than its time limit; ``detail`` holds every thread's stack, dumped
-  just before the worker was killed.
+  code N"), or its resident memory went above ``memory_limit_mb`` (polled from /proc while waiting) or an
+  allocation failed under the address-space backstop: ``error`` "memory limit exceeded (...)". ``detail``
+  is the tail of the worker's output (faulthandler prints the Python stack on a fatal signal).
+* ``timeout``: the run took longer than its time limit; ``detail``: every thread's stack before the kill.
 
-``stage`` is where the run ended: the worker reports entering "execute"; before that it is "compile".
-A Sandbox is not thread-safe: use one per thread. Given a campaign's StopRequest (``stop=``), a run or
-start in progress ends with ``Stopped`` (fuzz/stopping.py) soon after a stop signal, its worker killed.
+``stage`` is where the run ended ("compile" until the worker reports "execute"), ``part`` a gradient test's
+forward or backward (as the worker reports entering it). A Sandbox is not thread-safe: use one per thread.
+Given a campaign's StopRequest (``stop=``), a run or start in progress ends with ``Stopped`` soon after.
 """
 from __future__ import annotations
 
@@ -56,6 +55,7 @@ class RunResult:
     shapes: Optional[list] = None    # a dynamic model's run (docs/dynamic-shapes.md): every shape's outputs,
     shape: Optional[int] = None      # the shape it ended at when it failed,
     compiles: Optional[int] = None   # the compiles the system counted
+    part: Optional[str] = None       # a gradient test's part it ended in: "forward" | "backward" (Backend.entering)
 
     @property
     def ok(self) -> bool:
@@ -75,16 +75,16 @@ def result_of(answer: tuple, seconds: dict, output: str = "", rlimit_as_mb=None)
                              compiles=answer[3]["compiles"])
         return RunResult("ok", "execute", outputs, seconds=seconds)
     _, stage, exc_type, summary, tb, worker_s, oom = answer[:7]
-    shape = answer[7]["shape"] if len(answer) > 7 else None
+    shape, part = (answer[7].get("shape"), answer[7].get("part")) if len(answer) > 7 else (None, None)
     seconds.update(worker_s)
     detail = tb + (f"\n--- worker output ---\n{output}" if output.strip() else "")
     if oom:
         return RunResult("crash", stage, None,
                          f"memory limit exceeded ({summary}; address-space limit {rlimit_as_mb} MiB)",
-                         detail, seconds=seconds, exc_type=exc_type, shape=shape)
+                         detail, seconds=seconds, exc_type=exc_type, shape=shape, part=part)
     if exc_type == "nnfuzz.errors.ModelBuildError":
         raise ModelBuildError(f"{summary}\n{detail}")
-    return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type, shape=shape)
+    return RunResult("error", stage, None, summary, detail, seconds=seconds, exc_type=exc_type, shape=shape, part=part)
 
 
 class Sandbox:
@@ -301,10 +301,10 @@ class Sandbox:
         mark = w.log_mark()
         t0 = time.perf_counter()
         try:
-            shape = [None]  # where a dynamic model's run is (its "shape" messages)
-            res = self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0, shape)
-            if isinstance(inputs, list) and res.status in ("crash", "timeout"):
-                res.shape = shape[0]
+            at = {"shape": None, "part": None}  # where the run is: a dynamic model's shape, a gradient test's part
+            res = self._wait(w, model_bytes, inputs, timeout, seconds, mark, t0, at)
+            if res.status in ("crash", "timeout"):
+                res.shape, res.part = at["shape"] if isinstance(inputs, list) else None, res.part or at["part"]
             return res
         except BaseException:
             # a stop (Stopped, KeyboardInterrupt) or a bug here: the worker may still be busy with this
@@ -312,7 +312,7 @@ class Sandbox:
             self._drop()
             raise
 
-    def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0, shape) -> RunResult:
+    def _wait(self, w: WorkerHandle, model_bytes, inputs, timeout, seconds, mark, t0, at) -> RunResult:
         stage = "compile"
         try:
             w.conn.send(("runs" if isinstance(inputs, list) else "run", model_bytes, inputs))
@@ -341,8 +341,8 @@ class Sandbox:
             kind = msg[0]
             if kind == "stage":
                 stage = msg[1]
-            elif kind == "shape":
-                shape[0] = msg[1]
+            elif kind in ("shape", "part"):
+                at[kind] = msg[1]
             elif kind in ("ok", "error"):
                 res = result_of(msg, seconds, w.log_since(mark) if kind == "error" else "",
                                 w.info.get("rlimit_as_mb"))

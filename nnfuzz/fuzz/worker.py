@@ -10,11 +10,12 @@ Protocol (tuples, pickled by ``Connection.send``)::
     worker -> parent   ("ready", info) | ("unavailable", message) | ("init_error", type, message, traceback)
     parent -> worker   ("run", model_bytes, inputs)
     worker -> parent   ("stage", "execute")                      (a run starts in "compile")
-    worker -> parent   ("ok", outputs, seconds) | ("error", stage, type, summary, traceback, seconds, oom)
+    worker -> parent   ("part", "forward" | "backward")          (a gradient test's run enters that part)
+    worker -> parent   ("ok", outputs, seconds) | ("error", stage, type, summary, traceback, seconds, oom, {"part"})
     parent -> worker   ("runs", model_bytes, [inputs, ...])      (a dynamic model: one compile, every shape)
     worker -> parent   ("stage", "execute"), ("shape", k) before running shape k
     worker -> parent   ("ok", [outputs, ...], seconds, {"compiles": n})
-                     | ("error", stage, type, summary, traceback, seconds, oom, {"shape": k or None})
+                     | ("error", stage, type, summary, traceback, seconds, oom, {"shape": k or None, "part"})
     parent -> worker   ("close",)
 
 The worker holds nothing of the fuzzer's state: the backend object and, during a run, the compiled
@@ -134,21 +135,30 @@ def _is_oom(e: BaseException) -> bool:
     return isinstance(e, MemoryError) or "std::bad_alloc" in str(e)
 
 
-def run_backend(backend, model_bytes, inputs, entering=None) -> tuple:
+def run_backend(backend, model_bytes, inputs, entering=None, at_part=None) -> tuple:
     """Compile ``model_bytes`` on ``backend`` and run it on ``inputs``: the answer to a "run" message,
-    ``("ok", outputs, seconds)`` or ``("error", stage, type, summary, traceback, seconds, oom)`` (see the
-    protocol above; fuzz/sandbox.py result_of makes it a RunResult). ``entering("execute")`` is called
-    when the compile is done. Only an ``Exception`` becomes an error: anything else passes through."""
-    answer = run_backend_shapes(backend, model_bytes, [inputs], entering)
-    return ("ok", answer[1][0], answer[2]) if answer[0] == "ok" else answer[:7]
+    ``("ok", outputs, seconds)`` or ``("error", stage, type, summary, traceback, seconds, oom, {"part"})``
+    (see the protocol above; fuzz/sandbox.py result_of makes it a RunResult). ``entering("execute")`` is
+    called when the compile is done, ``at_part(part)`` when a gradient test's run enters its forward or
+    backward (``Backend.entering``). Only an ``Exception`` becomes an error: anything else passes through."""
+    answer = run_backend_shapes(backend, model_bytes, [inputs], entering, at_part=at_part)
+    return ("ok", answer[1][0], answer[2]) if answer[0] == "ok" else answer[:7] + ({"part": answer[7]["part"]},)
 
 
-def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=None) -> tuple:
+def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=None, at_part=None) -> tuple:
     """Compile ``model_bytes`` once and run it on each of ``shapes`` (input dicts) in turn: the answer to a
-    "runs" message (see the protocol above). ``at_shape(k)`` is called before shape k runs; the compiles
-    counted are the backend's (``Backend.compiles``: recompilations included)."""
+    "runs" message (see the protocol above). ``at_shape(k)`` is called before shape k runs, ``at_part(part)``
+    as in ``run_backend`` (the backend's ``on_part`` for the run); the compiles counted are the backend's
+    (``Backend.compiles``: recompilations included)."""
     seconds, outs = {}, []
-    stage = "compile"
+    stage, part = "compile", [None]
+
+    def enter(p):
+        part[0] = p
+        if at_part is not None:
+            at_part(p)
+
+    backend.on_part = enter
     try:
         t = time.perf_counter()
         compiled = backend.compile(model_bytes)
@@ -166,7 +176,9 @@ def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=Non
         del compiled
     except Exception as e:
         return ("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e),
-                {"shape": len(outs) if stage == "execute" else None})
+                {"shape": len(outs) if stage == "execute" else None, "part": part[0]})
+    finally:
+        backend.on_part = None
     return ("ok", outs, seconds, {"compiles": compiles})
 
 
@@ -180,11 +192,14 @@ def unsendable(answer: tuple, e: BaseException) -> tuple:
 
 
 def _run(conn, backend, model_bytes, inputs, shapes: bool = False) -> None:
+    def at_part(part):
+        conn.send(("part", part))
+
     if shapes:
         answer = run_backend_shapes(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)),
-                                    lambda k: conn.send(("shape", k)))
+                                    lambda k: conn.send(("shape", k)), at_part)
     else:
-        answer = run_backend(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)))
+        answer = run_backend(backend, model_bytes, inputs, lambda stage: conn.send(("stage", stage)), at_part)
     try:
         conn.send(answer)
     except Exception as e:  # an output that cannot be pickled; nothing was written yet

@@ -145,6 +145,12 @@ class Oracle:
         None: the op it was localized to does (triage/dedup.py)."""
         return None
 
+    @classmethod
+    def crash_term(cls, meta) -> Optional[str]:
+        """(From a saved bug's BugMeta alone.) For a crash or hang, a term its signature adds after the stage
+        when this oracle's meta.json fields place it (``backward``); None: it is signed as any crash."""
+        return None
+
     def localizes(self, p: "Produced") -> bool:
         """Whether an inconsistency is localized and its float64 twins recorded (needs a reference)."""
         return True
@@ -175,6 +181,12 @@ def oracle_signature_term(meta) -> Optional[str]:
     """The signature term of the first oracle (by name) whose meta.json fields place ``meta``'s inconsistency."""
     load_builtins()
     return next((t for _, cls in sorted(ORACLES.items()) if (t := cls.signature_term(meta)) is not None), None)
+
+
+def oracle_crash_term(meta) -> Optional[str]:
+    """The crash term of the first oracle (by name) whose meta.json fields place ``meta``'s crash or hang."""
+    load_builtins()
+    return next((t for _, cls in sorted(ORACLES.items()) if (t := cls.crash_term(meta)) is not None), None)
 
 
 def oracle_class(name: str) -> type:

@@ -8,7 +8,9 @@ the gradient tolerances). The system compiles and runs the forward and the backw
 as the reference oracle judges them (float64 twins, then each node's own error); when they match, the
 gradients are judged against eager's with their float64 twins. A disagreement there is a fault in the
 backward graph: meta.json's ``grad.failed`` is ``backward`` and the signature says so
-(``inductor-cpu | inconsistency | backward | values``).
+(``inductor-cpu | inconsistency | backward | values``). A crash or hang is the part's the run was in (the
+backend reports entering each: ``Backend.entering``), and one in the backward is signed so too
+(``inductor-cpu | crash | execute | backward | RuntimeError | ...``).
 """
 from __future__ import annotations
 
@@ -130,6 +132,13 @@ class Grad(Oracle):
     @classmethod
     def signature_term(cls, meta) -> Optional[str]:
         return "backward" if (meta.grad or {}).get("failed") == "backward" else None
+
+    @classmethod
+    def crash_term(cls, meta) -> Optional[str]:
+        """"backward" for a crash or hang in the backward graph's compile or run: a root cause apart from a
+        forward crash with the same message. A forward crash is signed as the forward-only oracles sign it,
+        so that one fault found by both is one signature."""
+        return cls.signature_term(meta)
 
 
 def reference_of(p: "Produced", reference=None):

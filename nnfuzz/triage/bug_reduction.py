@@ -19,9 +19,11 @@ from pathlib import Path
 FILES = ("model.onnx", "model.gir", "gir.json", "oracle.pkl", "meta.json", "err.log")
 
 
-def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
+def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None, expected=None) -> dict:
     """Reduce ``bug`` in place with ``sandbox`` running its system; returns a summary dict. ``lock`` (a
-    threading.Lock) is held while the folder is swapped for its reduced copy."""
+    threading.Lock) is held while the folder is swapped for its reduced copy. ``expected``: a started
+    sandbox of the system the bug's outputs were compared with (``expected_side(bug)``; TF eager for an
+    xla-cpu gradient bug), for the bugs that need one."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import bug_weights
     from nnfuzz.triage.repro import recorded_signature
@@ -42,10 +44,13 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
     weights = bug_weights(bug)
     if weights is None:
         return {"bug": str(bug.path), "status": "not-reduced", "note": "model.onnx lacks some weight initializers"}
-    expected = (bug.meta.oracle or {}).get("expected", {}).get("system", "torch-eager")
-    if bug.meta.symptom == "inconsistency" and expected != "torch-eager":
+    other = expected_side(bug)
+    if other is not None and bug.meta.grad is None:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
-                "note": f"reduction compares with torch eager, but this inconsistency was found against {expected}"}
+                "note": f"reduction compares with torch eager, but this inconsistency was found against {other[0]}"}
+    if other is not None and expected is None:
+        return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
+                "note": f"this inconsistency was found against {other[0]}: reducing it needs a sandbox of {other[0]}"}
     want = recorded_signature(bug)
     if dynamic:  # the shape family kept: every candidate dynamic, run at every shape (triage/dynamic_reduction.py)
         from nnfuzz.triage.dynamic_reduction import ShapesChecker, deleter, start_of
@@ -54,7 +59,7 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
         check, delete = ShapesChecker(sandbox, bug.meta, tolerances), deleter(start)
     else:
         start = Candidate(gir, weights, dict(bug.oracle["input"]))
-        check, delete = Checker(sandbox, bug.meta, tolerances), None
+        check, delete = Checker(sandbox, bug.meta, tolerances, expected if other is not None else None), None
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
@@ -81,12 +86,25 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None) -> dict:
             "trials": trials, "seconds": seconds}
 
 
+def expected_side(bug):
+    """(system, options) of the system whose outputs each candidate of ``bug`` is compared with, when it is
+    not torch eager (an inconsistency of the system under test found against another: meta.json
+    ``oracle.expected``); None: torch eager's, or no comparison (a crash, a bug of the expected side)."""
+    o = bug.meta.oracle or {}
+    theirs = o.get("expected") or {}
+    if bug.meta.symptom != "inconsistency" or o.get("side", "actual") != "actual" or \
+            theirs.get("system", "torch-eager") == "torch-eager":
+        return None
+    return theirs["system"], dict(theirs.get("options") or {})
+
+
 class Checker:
     """Runs a candidate on the system and gives its signature (None: no bug, or not buildable), on the
-    one verdict path: judge -> float64 twins -> localize -> signature."""
+    one verdict path: judge -> float64 twins -> localize -> signature. ``expected``: the expected side's
+    sandbox, for a gradient bug found against another system (triage/grad_reduction.py)."""
 
-    def __init__(self, sandbox, meta, tolerances):
-        self.sandbox, self.meta, self.tol = sandbox, meta, tolerances
+    def __init__(self, sandbox, meta, tolerances, expected=None):
+        self.sandbox, self.meta, self.tol, self.expected = sandbox, meta, tolerances, expected
         self.export = meta.export_spec()  # candidates are written as the bug's model was (kept nodes keep their spellings)
         self.last = ""
         self.model = None      # the last candidate's Model, verdict and BugMeta (when a bug)

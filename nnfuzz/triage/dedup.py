@@ -4,7 +4,8 @@ Signatures:
 - crash / timeout whose error names an op downstream of the fault (triage/crash_prefix.py: the graph up
   to it runs, and a node before it that feeds it is wrong on its own inputs): system | symptom | stage |
   that node's op | kind;
-- other crashes / timeouts: system | symptom | stage | exception type | the op the system names | its
+- other crashes / timeouts: system | symptom | stage (| backward: a gradient test's backward graph failed,
+  oracles/grad.py) | exception type | the op the system names | its
   innermost check with the first line of message after it (triage/rootcause.py), with numbers, hex
   addresses, paths, quoted names, graph names and ONNX node names stripped | the function names of the
   top three frames of a native backtrace;
@@ -33,14 +34,14 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 10  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 11  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
 # 8: a rank in a name (Resize2D, resize3d) is a number, a system's name for an ONNX op is that op (resize2d:
 # Resize), and reduction's note in err.log is not part of the message; 9: a shape or dtype root cause
-# names the op family that shares its shape rule (Reduce*); 10: an inconsistency only a dynamic model shows
-# names its root cause's op (dynamic | Add | values)
+# names the op family that shares its shape rule (Reduce*); 10: a gradient test's crash in the backward says so;
+# 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values)
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -91,16 +92,20 @@ def signature(meta, err_log: str = "") -> str:
             op = str(node.get("op", "?")).split("(")[0]
             return f"{system} | inconsistency | {op} | {divergence(meta)}"
         return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
+    from nnfuzz.oracles.base import oracle_crash_term
+
+    term = oracle_crash_term(meta)  # the oracle's own fields place it: a gradient test's backward
+    stage = f"{meta.stage} | {term}" if term else str(meta.stage)
     root = meta.root_cause
     if root and root.get("method") == "prefix":  # the fault lies before the op the error names
-        return f"{system} | {symptom} | {meta.stage} | {root_op(root)} | {root.get('kind')}"
+        return f"{system} | {symptom} | {stage} | {root_op(root)} | {root.get('kind')}"
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
     op, inner = root_cause(summary, err_log)
     message = normalize(inner or (summary[m.end():] if m else summary))[:160]
     frames = [normalize(f.split("(")[0])[:80] for f in _FRAME.findall(err_log)[:3]]  # names, not arguments
-    parts = [system, symptom, str(meta.stage), etype] + ([op] if op else []) + [message]
+    parts = [system, symptom, stage, etype] + ([op] if op else []) + [message]
     if meta.signal:
         parts.append(f"signal {meta.signal}")
     return " | ".join(parts + frames)

@@ -11,7 +11,8 @@ BACKWARD_NOTE = ("the forward outputs match torch eager and the gradients differ
 
 def grad_record(spec: Dict, failed: Optional[str]) -> Dict:
     """meta.json's ``grad``: outputs and wrt (GradSpec), upstream (the oracle.pkl inputs holding the
-    upstream gradients), and failed ("forward" | "backward" | None: a crash, or a pass)."""
+    upstream gradients), and failed ("forward" | "backward": the part an inconsistency, crash or hang is
+    in; None: a pass, or a crash before either part began or on a system that does not say)."""
     from nnfuzz.materialize.torch.grad import grad_name, upstream_name
 
     return {**spec, "upstream": [upstream_name(o) for o in spec["outputs"]],
@@ -34,7 +35,8 @@ def grad_twins(gir_text: str, weights, ref, spec: Dict, seed: int) -> Tuple[obje
 def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = None,
                settle: Optional[Callable] = None):
     """(Judged, failed: "forward" | "backward" | None, Localization or None, checked) for a gradient run
-    ``res`` against ``ref`` (ReferenceData: outputs and ``grad:`` gradients). The forward outputs are
+    ``res`` against ``ref`` (ReferenceData: outputs and ``grad:`` gradients); a failed run's part is the
+    one it ended in (RunResult.part). The forward outputs are
     judged first and settled by ``settle(judged, actual, expected)`` (local.settle's result: each node's
     own error); when they match, the gradients, with gradient tolerances (materialize/torch/grad.py)."""
     from nnfuzz.materialize.torch.grad import is_grad, tolerances as grad_tolerances
@@ -53,7 +55,9 @@ def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = No
         judged, loc, checked = settle(judged, actual, forward)
     if judged.verdict.symptom is Symptom.inconsistency:
         return judged, "forward", loc, checked
-    if res.status != "ok" or judged.verdict.is_bug:
+    if res.status != "ok":  # a crash, hang or error: in the part the run was in (Backend.entering)
+        return judged, res.part if judged.verdict.is_bug else None, loc, checked
+    if judged.verdict.is_bug:
         return judged, None, loc, checked
     back = judge_run(res, grads, engine, tol, judged.reference, twins)
     if back.verdict.symptom is not Symptom.inconsistency:

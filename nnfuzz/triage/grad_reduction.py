@@ -2,7 +2,11 @@
 differentiated afresh (its outputs and float values change as nodes go: materialize/torch/grad.py ``eager``
 with the bug's seed), run forward and backward on the system and judged as the oracle judges it
 (triage/grad_judging.py ``judge_grad``), so a ``backward`` signature holds only while the backward still
-fails. ``grad_signature`` is the reducer's Checker.signature (triage/bug_reduction.py) for such a bug."""
+fails. A bug found against another system (xla-cpu's against tf-cpu, TF eager: meta.json
+``oracle.expected``) is judged against that system's outputs and gradients for each candidate, as the
+campaign judged it (oracles/grad.py), the float64 twins still torch's; a candidate the expected side
+fails on, or computes NaN/Inf for, is not the bug. ``grad_signature`` is the reducer's Checker.signature
+(triage/bug_reduction.py) for such a bug."""
 from __future__ import annotations
 
 
@@ -34,7 +38,15 @@ def grad_signature(check, c):
     ref = ReferenceData({**inputs, **upstream}, expected)
     check.spec = spec
     sandbox = check.sandbox
-    res = sandbox.run(pack(c.gir.dumps(), c.weights, None, spec.to_json()), ref.input)
+    payload = pack(c.gir.dumps(), c.weights, None, spec.to_json())
+    res = sandbox.run(payload, ref.input)
+    if res.status == "ok" and check.expected is not None:  # the expected side's outputs and gradients instead
+        theirs = check.expected.run(payload, ref.input)
+        if theirs.status != "ok" or not all_finite(theirs.outputs or {}):
+            check.last = (f"the expected side ({check.expected.backend}) failed: {theirs.error}" if theirs.status != "ok"
+                          else f"the expected side ({check.expected.backend}) computes NaN/Inf: undefined")
+            return None
+        ref = ReferenceData(ref.input, theirs.outputs)
     forward = {k: v for k, v in (res.outputs or {}).items() if not is_grad(k)}
     local = local_judges(c.gir, c.weights, inputs, outputs_on(sandbox, check.meta.format), check.tol,
                          check.export, forward, widened_of(sandbox.backend_info.name))

@@ -180,3 +180,71 @@ def test_a_malformed_gradient_record_is_a_malformed_folder(tmp_path):
     (folder / "model.gir").write_bytes(pack(gir.dumps(), weights, None, {"outputs": "v0"}))
     with pytest.raises(BugFolderError, match="malformed gradient record"):
         load_bug(folder)
+
+
+def test_a_crash_says_whether_the_forward_or_the_backward_failed(tmp_path):
+    """One message raised in the forward and in the backward: two root causes, the backward's signed so; a
+    death by signal in the backward too. meta.json's grad.failed names the part in each."""
+    from grad_backends import FAULT
+
+    saved = {}
+    for backend in ("ForwardRaisesBackend", "BackwardRaisesBackend", "BackwardDiesBackend"):
+        out = tmp_path / backend
+        counters, _ = grad_campaign(out, backend, max_tests=1, rerun=False)
+        assert counters.verdicts["crash"] == 1 and counters.bugs_saved == 1, counters
+        saved[backend] = load_bug(folders(out)[0]).meta
+    fwd, bwd, died = saved["ForwardRaisesBackend"], saved["BackwardRaisesBackend"], saved["BackwardDiesBackend"]
+    assert FAULT in fwd.summary and FAULT in bwd.summary and fwd.stage == bwd.stage == "compile"
+    assert fwd.grad["failed"] == "forward" and bwd.grad["failed"] == "backward" and died.grad["failed"] == "backward"
+    assert fwd.signature.startswith("fwdraises-cpu | crash | compile | RuntimeError | "), fwd.signature
+    assert bwd.signature.startswith("bwdraises-cpu | crash | compile | backward | RuntimeError | "), bwd.signature
+    assert fwd.signature.split(" | RuntimeError | ")[1] == bwd.signature.split(" | RuntimeError | ")[1]
+    assert died.signature.startswith("bwddies-cpu | crash | compile | backward | ") and died.signal == 11, died.signature
+
+
+def test_a_replayed_backward_crash_keeps_its_part(tmp_path):
+    from nnfuzz.triage.repro import REPRODUCED, replay
+    from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+    out = tmp_path / "bugs"
+    grad_campaign(out, "BackwardRaisesBackend", max_tests=1, rerun=False)
+    bug = load_bug(folders(out)[0])
+    with sandbox("BackwardRaisesBackend") as sb:
+        again = replay(bug, sb, DEFAULT_TOLERANCES)
+    assert again.outcome == REPRODUCED and again.signature == bug.meta.signature, again
+    assert " | backward | " in again.signature
+
+
+@pytest.mark.slow
+def test_a_worker_process_reports_the_part_it_raised_or_died_in():
+    """The worker's "part" messages (fuzz/worker.py): an exception's answer and a death by signal both carry it."""
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.materialize.portable import pack
+
+    gir = chain(Tanh())
+    x = {"x": np.linspace(-1, 1, 6, dtype=np.float32)}
+    spec, upstream, _ = grad.eager(gir, {}, x, seed=3)
+    payload = pack(gir.dumps(), {}, None, spec.to_json())
+    for backend, status, part in (("ForwardRaisesBackend", "error", "forward"),
+                                  ("BackwardRaisesBackend", "error", "backward"),
+                                  ("BackwardSegfaultsBackend", "crash", "backward")):
+        with Sandbox("grad", backend_path=f"grad_backends:{backend}", test_timeout=60.0) as sb:
+            res = sb.run(payload, {**x, **upstream})
+        assert (res.status, res.stage, res.part) == (status, "compile", part), (res.status, res.part, res.error)
+        if status == "crash":
+            assert res.signal == 11
+
+
+def test_a_maxpool_window_of_equal_values_gets_values_that_do_not_tie_and_passes():
+    """Start values tied in every MaxPool window (where the gradient goes is then each system's tie rule)
+    are moved a margin apart by the search under oracle=grad (search.kinks), and the test passes."""
+    from grad_check import judged_grad, tied_maxpool, window_gaps
+
+    from nnfuzz.materialize.torch.kinks import KINK_MARGIN
+
+    assert np.all(window_gaps(tied_maxpool(kinks=False).oracle.input["x"]) == 0)  # no kinks asked: kept tied
+    model = tied_maxpool(kinks=True)
+    x = model.oracle.input["x"]
+    assert np.all(window_gaps(x) >= KINK_MARGIN[DType.float32] * (1 + 2 * np.abs(x).max()) * 0.99), window_gaps(x)
+    with sandbox("EagerGradBackend") as sb:
+        assert judged_grad(model, sb, seed=3).verdict.label == "pass"

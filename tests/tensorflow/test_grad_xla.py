@@ -37,3 +37,89 @@ def test_xla_and_tf_eager_gradients_match_torch_eager_on_one_graph():
     for backend in (TfEagerBackend(), XlaCpuBackend()):
         got = backend.run(backend.compile(payload), {**x, **upstream})
         assert set(got) == {"v1", "grad:x"} and not compare(expected, got).is_bug, backend.name
+
+
+def test_an_xla_gradient_bug_reduces_against_tf_eager(tmp_path):
+    """A backward fault of a system compared with TF eager (a fake: tf_grad_backends.py) is saved against
+    tf-cpu and reduced with each candidate run on TF eager too: fewer nodes, the backward signature kept, and
+    oracle.pkl's expected gradients TF eager's. Without a TF eager sandbox it is not reduced, and says why."""
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.fuzz.inprocess import InProcessSandbox
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.triage.bug_reduction import expected_side, reduce_bug
+    from nnfuzz.triage.bugstore import BUG_DIR, load_bug
+    from nnfuzz.verdict import DEFAULT_TOLERANCES
+
+    path = "tf_grad_backends:DoubledGradXlaBackend"
+    cc = CampaignConfig(backend="wrongxla-cpu", backend_options={"jit_compile": False}, backend_path=path,
+                        out=tmp_path / "bugs", ui="plain", executor="inprocess", time_s=120.0, probe=False,
+                        reduce=False, oracle="grad", max_tests=3, rerun=False,
+                        policy=GenPolicy(max_nodes=5, dtypes=["float32"], include=["Add", "Mul", "Tanh", "Sigmoid"], seed=3))
+    counters = run_campaign(cc)
+    assert counters.verdicts["inconsistency"] == 3, counters
+    saved = [f for f in (tmp_path / "bugs").iterdir() if BUG_DIR.match(f.name)]
+    folder = max(saved, key=lambda f: load_bug(f).meta.nodes)
+    bug = load_bug(folder)
+    want = "wrongxla-cpu | inconsistency | backward | values"
+    assert bug.meta.signature == want and bug.meta.oracle["expected"]["system"] == "tf-cpu" and bug.meta.nodes > 1
+    assert expected_side(bug) == ("tf-cpu", {})
+    with InProcessSandbox("wrongxla-cpu", {"jit_compile": False}, backend_path=path) as sb:
+        alone = reduce_bug(bug, sb, DEFAULT_TOLERANCES, 60.0)
+        assert alone["status"] == "not-reduced" and "needs a sandbox of tf-cpu" in alone["note"], alone
+        with InProcessSandbox("tf-cpu", {}) as tf_eager:
+            summary = reduce_bug(bug, sb, DEFAULT_TOLERANCES, 120.0, expected=tf_eager)
+            after = load_bug(folder)
+            got = sb.run(after.model_bytes, after.oracle["input"]).outputs
+            theirs = tf_eager.run(after.model_bytes, after.oracle["input"]).outputs
+    assert summary["status"] == "reduced" and summary["nodes_after"] < summary["nodes_before"], summary
+    assert after.meta.signature == want and after.meta.grad["failed"] == "backward"
+    for g in after.meta.grad["gradients"]:  # the expected gradients are TF eager's, the system's twice them
+        np.testing.assert_allclose(after.oracle["output"][g], theirs[g], rtol=1e-6)
+        np.testing.assert_allclose(got[g], 2 * theirs[g], rtol=1e-6)
+
+
+def test_the_kept_tf_eager_gradient_crash_reduces_on_tf_eager_keeping_its_signature(tmp_path, capsys):
+    """bugs/kept/0075: TF eager's MaxPool3D gradient crashes (found via xla-cpu; the bug is the expected side's,
+    so it reduces on tf-cpu alone). `nnfuzz reduce` on its original 6-node folder: one node, signature kept."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from nnfuzz.cli import main
+    from nnfuzz.triage.bug_reduction import expected_side
+    from nnfuzz.triage.bugstore import load_bug
+    from nnfuzz.triage.repro import recorded_signature
+
+    kept = Path(__file__).parents[2] / "bugs" / "kept" / "0075"
+    folder = tmp_path / "0000"
+    shutil.copytree(kept / "original", folder)
+    bug = load_bug(folder)
+    want = recorded_signature(bug)
+    assert bug.meta.nodes == 6 and bug.meta.oracle["side"] == "expected" and expected_side(bug) is None
+    capsys.readouterr()
+    assert main(["reduce", "--json", str(folder)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    after = load_bug(folder)
+    assert summary["status"] == "reduced" and summary["nodes_after"] == 1, summary
+    assert recorded_signature(after) == want == \
+        "tf-cpu | crash | execute | backward | AttributeError | <name> object has no attribute <name>"
+    assert after.meta.ops == ["MaxPool3d"]
+
+
+def test_a_campaigns_background_reducer_reduces_an_xla_gradient_bug_against_tf_eager(tmp_path):
+    """fuzz.reduce: the reducer opens a tf-cpu sandbox beside the system's for a bug found against TF eager."""
+    import json
+
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.generate.policy import GenPolicy
+
+    cc = CampaignConfig(backend="wrongxla-cpu", backend_options={"jit_compile": False},
+                        backend_path="tf_grad_backends:DoubledGradXlaBackend", out=tmp_path / "bugs", ui="plain",
+                        executor="inprocess", time_s=240.0, probe=False, reduce=True, reduce_s=60, oracle="grad",
+                        max_tests=1, rerun=False,
+                        policy=GenPolicy(max_nodes=5, dtypes=["float32"], include=["Add", "Mul", "Tanh", "Sigmoid"], seed=3))
+    counters = run_campaign(cc)
+    assert counters.verdicts["inconsistency"] == 1 and counters.nnfuzz_errors == 0, counters
+    meta = json.loads((tmp_path / "bugs" / "0000" / "meta.json").read_text())
+    assert meta["reduced"]["nodes_after"] < meta["reduced"]["nodes_before"], meta["reduced"]
+    assert meta["signature"] == "wrongxla-cpu | inconsistency | backward | values"

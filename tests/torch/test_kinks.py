@@ -1,6 +1,7 @@
 """Kinks (nnfuzz/abstract/kink.py) as data on the specs and the value search's kink loss
 (nnfuzz/materialize/torch/kinks.py, ``search.kinks``: oracle=grad turns it on)."""
 import numpy as np
+import pytest
 import torch
 from graphs import chain
 
@@ -42,3 +43,58 @@ def test_the_search_moves_values_near_kinks_away_only_when_asked():
     away = search_values(g, {}, x, SearchConfig(kinks=True, time_ms=2000), 1)
     t = np.tanh(away.inputs["x"].astype(np.float64))
     assert away.ok and np.all((np.abs(t) >= KINK_MARGIN[DType.float32]) | (t == 0))
+
+
+def test_ranked_kinks_hold_the_leading_values_of_each_group_apart():
+    """ReduceMax/ArgMin along the axis, TopK's k leading values, a MaxPool's windows, GlobalMaxPool's spatial
+    dims and AdaptiveMaxPool2d's blocks: a near or exact tie among the leading values costs; one lower in
+    the group, one across the padding, and an exact tie at an integral value (a flat region's) do not."""
+    from nnfuzz.ops.indexing.spec import TopK
+    from nnfuzz.ops.pool.spec import AdaptiveMaxPool2d, GlobalMaxPool, MaxPool2d
+    from nnfuzz.ops.reduce.spec import ArgMin, ReduceL1, ReduceMax
+
+    m = KINK_MARGIN[DType.float32]
+    assert loss(ReduceMax(1, keepdims=False), [[0.3, 0.3, 0.1], [1.0, 2.0, 0.5]]) > 0  # an exact tie
+    assert loss(ReduceMax(1, keepdims=False), [[0.3, 0.3 - m / 4, 0.1]]) > 0          # a near one
+    assert loss(ReduceMax(1, keepdims=False), [[0.3, 0.1, 0.1]]) == 0                # below the maximum
+    assert loss(ReduceMax(1, keepdims=False), [[1.0, 1.0, -2.0]]) == 0               # a flat region's value
+    assert loss(ReduceMax(0, keepdims=True), [[0.3, 0.3, 0.1], [1.0, 2.0, 0.5]]) == 0  # the other axis
+    assert loss(ArgMin(0, keepdims=False), [0.7, -0.2, -0.2 + m / 4]) > 0 and loss(ArgMin(0, keepdims=False), [0.7, 0.7, -0.2]) == 0
+    assert loss(TopK(0, 2, largest=True), [0.9, 0.5, 0.5 - m / 4, 0.1]) > 0  # the 2nd and the 3rd decide
+    assert loss(TopK(0, 1, largest=True), [0.9, 0.5, 0.5 - m / 4, 0.1]) == 0
+    assert loss(TopK(0, 1, largest=False), [0.9, 0.5, 0.5 - m / 4, 0.1]) == 0  # 0.1 leads the smallest
+    window = np.array([[[[0.3, 0.3, 0.9], [0.1, 0.2, 0.4]]]])  # [1, 1, 2, 3]
+    assert loss(MaxPool2d(2, 2, 2, 2, 0, 0, 1, 1), window) > 0      # the window [[0.3, 0.3], [0.1, 0.2]]
+    assert loss(MaxPool2d(2, 1, 2, 1, 0, 0, 1, 1), window) == 0     # windows [0.3, 0.1], [0.3, 0.2], [0.9, 0.4]
+    assert loss(MaxPool2d(1, 2, 1, 1, 0, 0, 1, 1), window) > 0      # [0.3, 0.3], [0.3, 0.9], ...
+    assert loss(MaxPool2d(1, 2, 1, 2, 0, 1, 1, 1), window) == 0     # [pad, 0.3], [0.3, 0.9], ...: no value in padding
+    assert loss(GlobalMaxPool(), window) == 0 and loss(GlobalMaxPool(), window * [1, 1, 0.3]) > 0
+    assert loss(AdaptiveMaxPool2d(1, 3), window) == 0 and loss(AdaptiveMaxPool2d(1, 1), window * [1, 1, 0.3]) > 0
+    assert loss(ReduceL1(0, keepdims=False), [0.5, m / 2]) > 0
+
+
+def test_pooling_windows_are_the_ones_torch_pools():
+    from nnfuzz.materialize.torch.kinks import window_indices
+
+    rng = np.random.default_rng(0)
+    for size, kernel, stride, pad, dil in (((7,), (3,), (2,), (1,), (1,)), ((4, 5), (2, 3), (2, 1), (0, 1), (1, 1)),
+                                          ((5, 4, 6), (2, 2, 3), (1, 2, 2), (1, 0, 1), (1, 2, 1))):
+        x = torch.tensor(rng.standard_normal((1, 2) + size))
+        pool = getattr(torch.nn.functional, f"max_pool{len(size)}d")
+        want = pool(x, kernel, stride, pad, dil).reshape(2, -1)
+        idx = window_indices(size, kernel, stride, pad, dil)
+        got = x.reshape(2, -1)[:, np.maximum(idx, 0)].masked_fill(torch.from_numpy(idx < 0), -np.inf).amax(-1)
+        assert torch.equal(got, want), size
+
+
+def test_every_ranked_kink_names_attributes_of_its_op():
+    from nnfuzz.abstract.kink import Kink
+
+    for name, cls in OP_REGISTRY.items():
+        for kink in cls.kinks.values():
+            named = [a for a in (kink.top, kink.largest) if isinstance(a, str)]
+            known = set(getattr(cls, "attr_choices", {})) | set(getattr(cls, "attr_kinds", {}))
+            assert all(a in known for a in named), (name, named)
+    with pytest.raises(ValueError, match="ranked='rows'"):
+        Kink(ranked="rows")
+

@@ -8,8 +8,10 @@ lands on the other side of the kink from torch eager's and takes the other one-s
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
+import numpy as np
 import torch
 
 from nnfuzz.abstract.dtype import DType
@@ -37,7 +39,70 @@ def kink_term(op, kink, x, xs, dt: DType) -> torch.Tensor:
     if 0 <= kink.ties_with < len(xs):
         a, b = torch.broadcast_tensors(x, xs[kink.ties_with])
         total = total + near((a - b).abs(), m * (1 + a.detach().abs() + b.detach().abs()))
+    if kink.ranked:
+        total = total + ranked_term(op, kink, x, m).to(total.dtype)
     return total
+
+
+def ranked_term(op, kink, x, m: float) -> torch.Tensor:
+    """The loss of a ranked kink (kink.py): in each group of ``x``, each of the ``top`` leading values a
+    margin ``m * (1 + |a| + |b|)`` above the next. An exact tie counts too (each system breaks it by its own
+    rule), except at an integral value: what the flat regions of the ops give (relu's 0, clip's bounds,
+    floor), whose derivative is 0 wherever the gradient goes, and which no step can move apart."""
+    groups, valid = _groups(op, kink.ranked, x.double())
+    if groups.shape[-1] < 2:
+        return torch.zeros((), dtype=torch.float64)
+    v = groups if kink.largest_of(op) else -groups
+    if valid is not None:  # a window's padding: no value there
+        v = v.masked_fill(~valid, -float("inf"))
+    s = torch.sort(v, dim=-1, descending=True).values[..., :kink.top_of(op) + 1]
+    a, b = s[..., :-1], s[..., 1:]
+    real = torch.isfinite(b)
+    d = torch.where(real, a - b, torch.zeros_like(a))
+    room = m * (1 + a.detach().abs() + torch.where(real, b.detach().abs(), torch.zeros_like(b)))
+    flat = (d == 0) & (a.detach() == torch.round(a.detach()))
+    close = (real & (d < room) & ~flat).detach()
+    return (torch.relu(room - d) * close).sum()
+
+
+def _groups(op, ranked: str, x: torch.Tensor):
+    """(values [B, K], valid [B, K] or None): the groups a ranked kink orders, one per row."""
+    if ranked == "axis":
+        return x.movedim(op.axis, -1).reshape(-1, x.shape[op.axis]), None
+    flat = x.reshape(x.shape[0] * x.shape[1], -1)  # [N * C, spatial elements]
+    if ranked == "spatial":
+        return flat, None
+    idx = torch.tensor(window_indices(tuple(x.shape[2:]), *_window(op, x)))  # [windows, K], -1: padding
+    valid = (idx >= 0).expand(flat.shape[0], *idx.shape).reshape(-1, idx.shape[1])
+    return flat[:, idx.clamp(min=0)].reshape(-1, idx.shape[1]), valid
+
+
+def _window(op, x):
+    """(kernel, stride, padding, dilation) of a MaxPool, or of AdaptiveMaxPool2d's blocks (sizes divisible)."""
+    if hasattr(op, "kernel"):
+        return tuple(op.kernel), tuple(op.stride), tuple(op.padding), tuple(op.dilation)
+    kernel = tuple(int(s) // int(o) for s, o in zip(x.shape[2:], (op.out_h, op.out_w)))
+    return kernel, kernel, (0,) * len(kernel), (1,) * len(kernel)
+
+
+@functools.lru_cache(maxsize=256)
+def window_indices(size, kernel, stride, padding, dilation) -> np.ndarray:
+    """[windows, kernel elements]: the flat index (over the spatial dims ``size``) of each element of each
+    pooling window, -1 where it lies in the padding (made once per pool and shape: read-only)."""
+    per_dim = []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        k, s, p, d = int(k), int(s), int(p), int(d)
+        out = (n + 2 * p - d * (k - 1) - 1) // s + 1
+        pos = np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * d  # [out, k]
+        per_dim.append(np.where((pos >= 0) & (pos < n), pos, -1))
+    idx = np.zeros((1, 1), np.int64)
+    inside = np.ones((1, 1), bool)
+    for n, pos in zip(size, per_dim):  # row-major: windows and elements both in C order
+        idx = (idx[:, None, :, None] * n + np.maximum(pos, 0)[None, :, None, :]).reshape(idx.shape[0] * pos.shape[0], -1)
+        inside = (inside[:, None, :, None] & (pos >= 0)[None, :, None, :]).reshape(idx.shape)
+    out = np.where(inside, idx, -1)
+    out.flags.writeable = False
+    return out
 
 
 def with_kinks(loss: Optional[Callable], cls) -> Optional[Callable]:

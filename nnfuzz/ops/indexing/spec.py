@@ -15,6 +15,7 @@ import numpy as np
 from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract.arith import If, Or, select
 from nnfuzz.abstract.dtype import DTYPE_ALL, DTYPE_FLOATS, DTYPE_INTS, DTYPE_NUMERIC, DType
+from nnfuzz.abstract.kink import Kink
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError
@@ -51,6 +52,7 @@ class TopK(AbsOpBase):
     out_ranks = [ranks(1), ranks(1)]
     attr_choices = {"largest": (True, False)}
     attr_kinds = {"axis": "index", "k": "size"}
+    kinks = {0: Kink(ranked="axis", top="k", largest="largest")}  # the values' gradient goes to the indices
 
     def __init__(self, axis, k, *, largest):
         self.axis, self.k, self.largest = axis, k, largest

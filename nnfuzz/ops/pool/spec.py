@@ -14,6 +14,7 @@ Most rows are float16/32/64 only: ONNX pools take no bfloat16 and torch has no i
 from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DType, DTYPE_FLOATS
+from nnfuzz.abstract.kink import Kink
 from nnfuzz.abstract.op import AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
 
@@ -27,6 +28,9 @@ REDUCE_MAX_DTYPES = DTYPE_FLOATS + (DType.int8, DType.uint8, DType.int32, DType.
 
 def _pads(*names):
     return {n: "pad" for n in names}
+
+
+WINDOW_MAX = Kink(ranked="window")  # the gradient goes to each window's largest value
 
 
 class PoolBase(AbsOpBase, abstract=True):
@@ -57,6 +61,7 @@ class PoolBase(AbsOpBase, abstract=True):
 
 class MaxPool1d(PoolBase):
     qdq = "same"
+    kinks = {0: WINDOW_MAX}
     inp_ranks = [(3,)]
     out_ranks = [(3,)]
     attr_kinds = _pads("pad_w")
@@ -70,6 +75,7 @@ class MaxPool1d(PoolBase):
 
 class MaxPool2d(PoolBase):
     qdq = "same"
+    kinks = {0: WINDOW_MAX}
     in_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     out_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     inp_ranks = [(4,)]
@@ -85,6 +91,7 @@ class MaxPool2d(PoolBase):
 
 class MaxPool3d(PoolBase):
     qdq = "same"
+    kinks = {0: WINDOW_MAX}
     in_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     out_dtypes = [(d,) for d in MAX_POOL_DTYPES]
     inp_ranks = [(5,)]
@@ -177,6 +184,7 @@ class GlobalMaxPool(GlobalPoolBase):
     """A keepdim max over the spatial dims (ONNX ReduceMax)."""
     qdq = "same"
     accuracy = EXACT
+    kinks = {0: Kink(ranked="spatial")}
 
     in_dtypes = [(d,) for d in REDUCE_MAX_DTYPES]
     out_dtypes = [(d,) for d in REDUCE_MAX_DTYPES]
@@ -212,4 +220,4 @@ class AdaptiveAvgPool2d(AdaptivePool2dBase):
 
 class AdaptiveMaxPool2d(AdaptivePool2dBase):
     accuracy = EXACT
-    pass
+    kinks = {0: WINDOW_MAX}

@@ -7,6 +7,7 @@ dim i before the axis and input dim i + 1 after it.
 from nnfuzz.abstract.accuracy import Accuracy, EXACT
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.dtype import DTYPE_FLOATS, DTYPE_NUMERIC, DType
+from nnfuzz.abstract.kink import AT_ZERO, MAX_ALONG_AXIS, MIN_ALONG_AXIS
 from nnfuzz.abstract.op import MAX_RANK, AbsOpBase, ranks
 from nnfuzz.abstract.tensor import AbsTensor
 from nnfuzz.errors import ConstraintError
@@ -86,18 +87,21 @@ class ReduceMean(ReduceOp):
 
 class ReduceMax(ReduceOp):
     accuracy = EXACT
+    kinks = {0: MAX_ALONG_AXIS}
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
 
 class ReduceMin(ReduceOp):
     accuracy = EXACT
+    kinks = {0: MIN_ALONG_AXIS}
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
 
 class ReduceL1(ReduceOp):
     """sum(|x|)."""
+    kinks = {0: AT_ZERO}
 
 
 class ReduceL2(ReduceOp):
@@ -110,8 +114,9 @@ class LogSumExp(ReduceOp):
 
 
 class ArgMax(ReduceOp):
-    """Index (int64) of the first maximum."""
+    """Index (int64) of the first maximum. Its kink: what it indexes (a Gather's data) gets the gradient."""
     accuracy = EXACT
+    kinks = {0: MAX_ALONG_AXIS}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
@@ -119,6 +124,7 @@ class ArgMax(ReduceOp):
 class ArgMin(ReduceOp):
     """Index (int64) of the first minimum."""
     accuracy = EXACT
+    kinks = {0: MIN_ALONG_AXIS}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
