@@ -141,8 +141,10 @@ class Backend:
     error_noise: ClassVar[Tuple[str, ...]] = ()
     error_blocks: ClassVar[Optional[Tuple[str, str]]] = None
     # Its repro-script snippet for an ONNX bug (triage/script.py): (what the script needs besides numpy
-    # and onnx, the code that runs ``MODEL`` (ONNX bytes) on ``INPUTS`` and fills ``OUTPUTS`` by name).
-    repro_onnx: ClassVar[Optional[Tuple[str, str]]] = None
+    # and onnx, the code that compiles ``MODEL`` (ONNX bytes), the code that runs the compiled model on
+    # ``INPUTS`` and fills ``OUTPUTS`` by name). A dynamic model's script compiles once and runs every shape;
+    # a pair (needs, the code that does both) writes static scripts only.
+    repro_onnx: ClassVar[Optional[Tuple[str, ...]]] = None
     # The same for a GraphIR bug of a TF system (triage/script_tf.py): the code runs the SavedModel in
     # ``model_dir`` on ``INPUTS`` and fills ``OUTPUTS`` in the order of ``OUTPUT_NAMES``.
     repro_gir: ClassVar[Optional[Tuple[str, str]]] = None

@@ -41,6 +41,7 @@ import openvino as ov
 core = ov.Core()
 # as nnfuzz ran it: float32 inference precision (left alone, the CPU plugin may compute in bfloat16)
 compiled = core.compile_model(core.read_model(model=MODEL), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+''', '''
 result = compiled({k: v for k, v in INPUTS.items() if any(k in p.get_names() for p in compiled.inputs)})
 OUTPUTS = {name: result[compiled.output(name)] for name in [o.name for o in onnx.load_model_from_string(MODEL).graph.output]}
 # a bfloat16 output comes back as its raw bits in a float16 array: read them as bfloat16

@@ -34,6 +34,7 @@ ERROR_CHECKS = (r"\[(?P<where>\w+Error|\w+Exception)\]",)  # the bracketed error
 REPRO_ONNX = ("onnxruntime", '''
 import onnxruntime as ort
 sess = ort.InferenceSession(MODEL, providers=["CPUExecutionProvider"])
+''', '''
 feed = {i.name: INPUTS[i.name] for i in sess.get_inputs()}
 OUTPUTS = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feed)))
 ''')

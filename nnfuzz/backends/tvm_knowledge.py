@@ -45,7 +45,7 @@ ERROR_CHECKS = (r"Check failed: (?P<where>.*?)(?: is false)?:(?=\s)",)   # ``Che
 
 def repro_onnx(device: str):
     """The script's run of MODEL on ``device`` ("cpu": llvm, "gpu": cuda)."""
-    needs, body = ("apache-tvm (0.27, Relax)", '''
+    needs, compile_, run = ("apache-tvm (0.27, Relax)", '''
 import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
@@ -53,12 +53,13 @@ model = onnx.load_model_from_string(MODEL)
 dev = {device}
 ex = tvm.compile(from_onnx(model, keep_params_in_input=False), target={target!r})
 vm = relax.VirtualMachine(ex, dev)
+''', '''
 out = vm["main"](*[tvm.runtime.tensor(INPUTS[i.name], dev) for i in model.graph.input])
 out = [out] if isinstance(out, tvm.runtime.Tensor) else list(out)
 OUTPUTS = {o.name: t.numpy() for o, t in zip(model.graph.output, out)}
 ''')
-    body = body.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
-    return needs, body.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm"))
+    compile_ = compile_.replace("{device}", "tvm.cuda()" if device == "gpu" else "tvm.cpu()")
+    return needs, compile_.replace("{target!r}", repr("cuda" if device == "gpu" else "llvm")), run
 
 
 def issue(f: dict, script: str) -> str:

@@ -6,7 +6,8 @@ meta.json (with ``reduced``: nodes before/after, trials, seconds) take their pla
 re-checked the way ``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left
 untouched. A folder of a campaign's store is reduced holding that store's lock (fuzz/store_lock.py). A
 gradient bug found against another system (xla-cpu's against TF eager, tf-cpu) runs each candidate on that
-system too. One line on stdout says what changed, or with ``--json`` one JSON document.
+system too. A dynamic model's bug is reduced with its shape family kept (docs/dynamic-shapes.md). One line on
+stdout says what changed, or with ``--json`` one JSON document.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 FORM_FORMAT = {"tf": "gir"}  # a dynamic form -> the model format it is sent in, where they differ
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
-NOT_LOCALIZED = "not localized: a dynamic test's disagreement is judged per shape, without localization"
+NOT_LOCALIZED = "not localized: the campaign's time bound came first"
 
 
 def dynamic_share(value, backend_cls, backend: str) -> float:
@@ -95,7 +95,8 @@ class DynamicShapes(Oracle):
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
         """Compile once, run every shape; the first shape judged a failure gives the verdict."""
         from nnfuzz.fuzz.context import run_bytes
-        from nnfuzz.triage.judging import judge_shapes
+        from nnfuzz.triage.dynamic_local import settle_shapes
+        from nnfuzz.triage.localize import Localization
 
         fmt = lane.sandbox.format_for(p)
         if not self.runs_dynamic(p, fmt):
@@ -110,8 +111,13 @@ class DynamicShapes(Oracle):
                 return Tested(None, res)
             if why is not None:
                 return Tested(why, res, side, reference=p.reference, expected_result=theirs)
-        judged, k, shown = judge_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances, lambda k: _twins_at(ctx, p, k),
-                                        expected)
+
+        def localize(k, outputs):  # at shape k, never as shape 0's static test; noise there is no failure
+            if ctx.left() <= 0:
+                return Localization(None, "undecided", NOT_LOCALIZED)
+            return _localize_at(ctx, lane.sandbox, p, fmt, k, outputs)
+        judged, k, shown, loc = settle_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances,
+                                              lambda k: _twins_at(ctx, p, k), localize, expected)
         # oracle.pkl: every shape with what it was compared with (the expected side's outputs where another
         # system ran), for the replay
         every = [{"input": s.input, "output": s.output if expected is None else expected[j]} for j, s in enumerate(p.shapes)]
@@ -121,21 +127,21 @@ class DynamicShapes(Oracle):
         if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
             static = _static_at(ctx, lane, p, fmt, k, judged.reference, other)
         return Tested(judged.verdict, shown, "actual", other, ref, judged.twin, shape=k, failed=static,
-                      expected_result=theirs)
+                      expected_result=theirs, localization=loc)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
         res = t.result
         if res is None or res.compiles is None and t.shape is None and res.shapes is None:
             return self.primary.account(counters, p, t)  # the static test of shape 0
         count_dynamic(counters, t)
+        if t.localization is not None and t.localization.noise and not t.verdict.is_bug:
+            counters.noise += 1  # a disagreement within every op's accuracy budget
 
     def expected_record(self, ctx: "RunContext") -> Dict:
         return self.primary.expected_record(ctx)
 
     def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
         """Also meta.json's ``dynamic`` (dims, assignments, the shape of the verdict, compiles)."""
-        from nnfuzz.verdict import Symptom
-
         out = super().meta_fields(ctx, p, t)
         if t.shape is None:
             return out
@@ -143,22 +149,25 @@ class DynamicShapes(Oracle):
         out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
                           "shapes_run": shapes_run(t),
                           "forms": dict(p.dynamic_forms), "static": t.failed}
-        if t.verdict.symptom is Symptom.inconsistency:
-            out["localization_note"] = NOT_LOCALIZED
         return out
 
     @classmethod
     def signature_term(cls, meta) -> Optional[str]:
         """"dynamic" for an inconsistency that only the dynamic form shows (the static model of that shape,
-        compiled alone, passes); otherwise the usual terms."""
+        compiled alone, passes), followed by its root cause's op where each node's own error found one
+        ("dynamic | Add"); otherwise the usual terms."""
+        from nnfuzz.triage.dedup import root_op
+
         dyn = meta.dynamic
-        return "dynamic" if isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES else None
+        if not (isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES):
+            return None
+        root = meta.root_cause
+        return f"dynamic | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else "dynamic"
 
     def localizes(self, p: "Produced") -> bool:
-        return p.family is None
+        return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
 
-    def reducible(self, p: "Produced") -> bool:
-        return False  # the reducer rebuilds one static model: the shape family would not survive it
+    # (reducible: as any oracle's; a dynamic bug is reduced with its shape family, triage/dynamic_reduction.py)
 
 
 def shapes_run(t: Tested) -> int:
@@ -207,6 +216,22 @@ def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref, wa
     want = p.shapes[k].output if want is None else want
     v = judge_run(res, want, ctx.info.engine, ctx.tolerances, ref).verdict
     return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+
+
+def _localize_at(ctx: "RunContext", sandbox, p: "Produced", fmt: str, k: int, original):
+    """The Localization of an inconsistency at shape ``k``: the graph with every value exposed, in its dynamic
+    form, compiled once and run at shapes 0..k (triage/dynamic_local.py), within the campaign's time."""
+    from nnfuzz.fuzz import local
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.triage.dynamic_local import localize_at, sandbox_shapes
+
+    t0 = time.perf_counter()
+    try:
+        return localize_at(GraphIR.loads(p.gir_text), ShapeFamily.from_json(p.family), k, p.weights,
+                           [s.input for s in p.shapes], sandbox_shapes(sandbox, ctx.run_timeout, lambda: ctx.left() > 0),
+                           fmt, ctx.tolerances, p.export, original, local.widened(ctx))
+    finally:
+        ctx.add_seconds("triage", time.perf_counter() - t0)
 
 
 def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:

@@ -5,7 +5,9 @@ Nodes are deleted first (triage/node_deletion.py), then shapes and attributes sh
 constraints (triage/shrink.py); each candidate is judged on the one verdict path (triage/judging.py).
 The original files move to ``original/``; the reduced model (model.onnx or model.gir, and model/ for
 TF systems), gir.json, oracle.pkl and meta.json (with ``reduced``) take their place, re-checked the way
-``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left untouched.
+``nnfuzz repro`` does. A bug whose signature no smaller graph keeps is left untouched. A dynamic model's
+bug keeps its shape family: nodes only, every candidate dynamic and run at every shape
+(triage/dynamic_reduction.py).
 """
 from __future__ import annotations
 
@@ -33,10 +35,11 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None, expected=No
         which = "a metamorphic pair (model_rewrite.onnx)" if bug.meta.rewrite is not None else "an invalid model"
         return {"bug": str(bug.path), "status": "not-reduced",
                 "note": f"reduction rebuilds the model from its graph and compares with torch eager; this folder holds {which}"}
-    if bug.meta.dynamic is not None:
-        return {"bug": str(bug.path), "status": "not-reduced",
-                "note": "reduction rebuilds one static model from the graph; this folder holds a dynamic model run at "
-                "several shapes (meta.json dynamic, docs/dynamic-shapes.md)"}
+    dynamic = bug.meta.dynamic is not None
+    if dynamic and (not bug.oracle.get("shapes") or (bug.meta.oracle or {}).get("kind") == "static"):
+        why = "oracle.pkl holds no shapes" if not bug.oracle.get("shapes") else \
+            "an oracle=static bug compares two forms of the system; reduction compares with torch eager"
+        return {"bug": str(bug.path), "status": "not-reduced", "note": f"a dynamic model's bug: {why}"}
     gir = GraphIR.loads(bug.gir_text)
     weights = bug_weights(bug)
     if weights is None:
@@ -49,8 +52,14 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None, expected=No
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"this inconsistency was found against {other[0]}: reducing it needs a sandbox of {other[0]}"}
     want = recorded_signature(bug)
-    start = Candidate(gir, weights, dict(bug.oracle["input"]))
-    check = Checker(sandbox, bug.meta, tolerances, expected if other is not None else None)
+    if dynamic:  # the shape family kept: every candidate dynamic, run at every shape (triage/dynamic_reduction.py)
+        from nnfuzz.triage.dynamic_reduction import ShapesChecker, deleter, start_of
+
+        start = start_of(bug, gir, weights)
+        check, delete = ShapesChecker(sandbox, bug.meta, tolerances), deleter(start)
+    else:
+        start = Candidate(gir, weights, dict(bug.oracle["input"]))
+        check, delete = Checker(sandbox, bug.meta, tolerances, expected if other is not None else None), None
     if check.signature(start) != want:
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the bug does not show its signature now ({check.last})"}
@@ -62,8 +71,8 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None, expected=No
         trials += 1
         return check.signature(c) == want
 
-    best, _ = reduce_graph(start, holds, budget_s)
-    if time.monotonic() - t0 < budget_s:  # then shapes and attributes (only ever smaller)
+    best, _ = reduce_graph(start, holds, budget_s, delete)
+    if time.monotonic() - t0 < budget_s and not dynamic:  # then shapes and attributes (only ever smaller)
         best = shrink(best, holds) or best
     seconds = round(time.monotonic() - t0, 2)
     if best.gir.n_nodes == gir.n_nodes and best.gir.dumps() == gir.dumps():
@@ -71,7 +80,7 @@ def reduce_bug(bug, sandbox, tolerances, budget_s: float, lock=None, expected=No
     if check.signature(best) != want:  # re-checked the way repro does (and rebuilds check.model)
         return {"bug": str(bug.path), "status": "not-reduced", "nodes": gir.n_nodes,
                 "note": f"the reduced graph lost the signature on re-check ({check.last})"}
-    _write_reduced(bug, best, check, gir.n_nodes, trials, seconds, want, lock)
+    _write_reduced(bug, best, check, gir.n_nodes, trials, seconds, want, lock, gir.family is not None)
     return {"bug": str(bug.path), "status": "reduced", "nodes_before": gir.n_nodes, "nodes_after": best.gir.n_nodes,
             "elements_before": total_elements(start), "elements_after": total_elements(best),
             "trials": trials, "seconds": seconds}
@@ -138,6 +147,14 @@ class Checker:
             self.bug_meta = self.bug_meta.replace(root_cause=self._crash_root(c, model, judged.verdict, run, widened))
         return bug_signature(self.bug_meta, judged.verdict)
 
+    def oracle_record(self) -> dict:
+        """oracle.pkl of the last candidate checked."""
+        return self.model.oracle.to_dict()
+
+    def gir_text(self, c, with_family: bool = False) -> str:
+        """gir.json of candidate ``c``."""
+        return c.gir.dumps()
+
     def payload(self, c, model) -> bytes:
         """Candidate ``c``'s model file as the bug's folder holds it (``model``: its built Model)."""
         from nnfuzz.materialize.portable import model_payload, pack
@@ -155,10 +172,11 @@ class Checker:
         return crash_root_of(self.bug_meta, err_log(verdict), c.gir.dumps(), c.weights, c.inputs, payload, run, widened)
 
 
-def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, lock=None) -> None:
+def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, lock=None, family=False) -> None:
     """Original files into original/, the reduced ones in their place (the folder is rebuilt beside
     it and swapped in, so an interruption leaves either the old or the new folder). meta.json and
-    err.log describe the reduced graph's run (``check``'s last one)."""
+    err.log describe the reduced graph's run (``check``'s last one). ``family``: gir.json holds the
+    graph's shape family (a dynamic bug's, as its gir.json had it)."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.triage.bugstore import MODEL_FILES
     from nnfuzz.triage.folder import dump_oracle, write_bytes, write_folder_atomic
@@ -179,8 +197,8 @@ def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, loc
     note = f"{reduced_note(before, best.gir.n_nodes)}\n".encode()
     writers = {
         MODEL_FILES[bug.format]: write_bytes(check.payload(best, model)),
-        "gir.json": write_bytes(best.gir.dumps().encode()),
-        "oracle.pkl": write_bytes(dump_oracle(model.oracle.to_dict())),
+        "gir.json": write_bytes(check.gir_text(best, family).encode()),
+        "oracle.pkl": write_bytes(dump_oracle(check.oracle_record())),
         "meta.json": write_meta(meta),
         "err.log": write_bytes(err_log(v).encode() + note),
         **{f"original/{name}": _write_into_subfolder(data) for name, data in old.items()},

@@ -34,13 +34,14 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 10  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 11  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
 # 8: a rank in a name (Resize2D, resize3d) is a number, a system's name for an ONNX op is that op (resize2d:
 # Resize), and reduction's note in err.log is not part of the message; 9: a shape or dtype root cause
-# names the op family that shares its shape rule (Reduce*); 10: a gradient test's crash in the backward says so
+# names the op family that shares its shape rule (Reduce*); 10: a gradient test's crash in the backward says so;
+# 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values)
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -85,7 +86,7 @@ def signature(meta, err_log: str = "") -> str:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
         root = meta.root_cause
         if root and root.get("method") in ("local-error", "cut"):
-            return f"{system} | inconsistency | {_root_op(root)} | {root.get('kind')}"
+            return f"{system} | inconsistency | {root_op(root)} | {root.get('kind')}"
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
@@ -97,7 +98,7 @@ def signature(meta, err_log: str = "") -> str:
     stage = f"{meta.stage} | {term}" if term else str(meta.stage)
     root = meta.root_cause
     if root and root.get("method") == "prefix":  # the fault lies before the op the error names
-        return f"{system} | {symptom} | {stage} | {_root_op(root)} | {root.get('kind')}"
+        return f"{system} | {symptom} | {stage} | {root_op(root)} | {root.get('kind')}"
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
@@ -119,7 +120,7 @@ _SHAPE_FAMILIES = ((re.compile(r"Reduce[A-Z]\w*"), "Reduce*"), (re.compile(r"Arg
 _STRUCTURAL = ("shape", "dtype")
 
 
-def _root_op(root: dict) -> str:
+def root_op(root: dict) -> str:
     """The root cause's op as the system ran it (its one ONNX node's type), else nnfuzz's op; for a shape
     or dtype fault, the family that shares the op's shape rule."""
     op = str(root.get("system_op") or root.get("op"))

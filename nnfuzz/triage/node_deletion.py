@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -66,17 +66,26 @@ def with_pairs(g: GraphIR, k: int) -> set:
     return ks
 
 
-def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
-                 budget_s: float = 120.0) -> Tuple[Candidate, int]:
-    """Delete nodes while ``holds(candidate)``; returns the smallest candidate and the trials made."""
+def all_values(c: Candidate) -> Dict[str, np.ndarray]:
+    """Every value of ``c``'s graph on its inputs (torch eager), the inputs included."""
     from nnfuzz.materialize.model import build_model
 
-    # every value of the starting graph, once: deleting a node changes no remaining value (its
-    # consumers are fed exactly what it produced), so these serve every later candidate too
-    full = dataclasses.replace(start.gir, outputs=[v for i in start.gir.insts for v in i.outputs
-                                                   if not start.gir.vars[v].dtype.quant_only])
-    model = build_model(full, 0, export=False, values=(start.weights, start.inputs))
-    values = {**start.inputs, **dict(zip(full.outputs, _torch_outputs(model)))}
+    full = dataclasses.replace(c.gir, outputs=[v for i in c.gir.insts for v in i.outputs
+                                               if not c.gir.vars[v].dtype.quant_only])  # (never an output)
+    model = build_model(full, 0, export=False, values=(c.weights, c.inputs))
+    return {**c.inputs, **dict(zip(full.outputs, _torch_outputs(model)))}
+
+
+def reduce_graph(start, holds: Callable[[object], bool], budget_s: float = 120.0,
+                 delete: Optional[Callable[[object, int], Optional[object]]] = None) -> Tuple[object, int]:
+    """Delete nodes while ``holds(candidate)``; returns the smallest candidate and the trials made.
+    ``delete(candidate, k)``: the candidate without node k (None: that node cannot go); by default
+    ``delete_node`` with the starting graph's values."""
+    if delete is None:
+        # every value of the starting graph, once: deleting a node changes no remaining value (its
+        # consumers are fed exactly what it produced), so these serve every later candidate too
+        values = all_values(start)
+        delete = lambda c, k: delete_node(c, k, values)  # noqa: E731
 
     deadline = time.monotonic() + budget_s
     best, trials = start, 0
@@ -88,8 +97,8 @@ def reduce_graph(start: Candidate, holds: Callable[[Candidate], bool],
                 break
             if k >= len(best.gir.insts):  # a deletion took a quantized pair along: fewer nodes than k
                 continue
-            cand = delete_node(best, k, values)
-            if not cand.gir.insts:
+            cand = delete(best, k)
+            if cand is None or not cand.gir.insts:
                 continue
             trials += 1
             if holds(cand):

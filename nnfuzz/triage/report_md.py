@@ -20,7 +20,7 @@ def facts(bug, backend: str) -> dict:
     err = read_err_log(bug.path)
     op, inner = root_cause(str(m.summary), err, backend)
     what = (f"an inconsistency: {m.summary}" if m.symptom == "inconsistency" else
-            f"a {m.symptom} at {m.stage}: {inner or m.summary}")
+            f"a {m.symptom} at {m.stage}: {inner or m.summary}") + _dynamic(m.dynamic)
     nodes = [n.op_type for n in onnx.load_model_from_string(bug.model_bytes).graph.node if n.op_type != "Constant"] \
         if bug.format == "onnx" else list(m.ops or [])
     ops = ", ".join(dict.fromkeys(nodes)) or "?"
@@ -31,6 +31,18 @@ def facts(bug, backend: str) -> dict:
         "expected": _expected(m, backend, bug.format), "graph": _graph_text(bug), "log": err.split("Traceback (most recent call last)")[0].strip()[:3000]
         or str(m.summary),
     }
+
+
+def _dynamic(dyn) -> str:
+    """For a dynamic model's bug (docs/dynamic-shapes.md): its symbolic dims, the shapes it ran and the one it
+    failed at, and whether the static model of that shape is right."""
+    if not isinstance(dyn, dict) or not dyn.get("assignments"):
+        return ""
+    k, sizes = dyn.get("shape"), dyn["assignments"]
+    at = f"; it fails at shape {k} {sizes[k]}" if isinstance(k, int) and 0 <= k < len(sizes) else ""
+    static = "; the static model of that shape, compiled alone, is right" if dyn.get("static") == "passes" else ""
+    return (f"\n\nThe model has symbolic input dims ({dyn.get('dims')}); it is compiled once and run at "
+            f"{len(sizes)} shapes ({sizes}){at}{static}.")
 
 
 def _graph_text(bug) -> str:

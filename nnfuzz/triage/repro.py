@@ -57,7 +57,7 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     loc, meta = None, bug.meta.replace(system=info.name)
     payload = bug_payload(bug, replay_format(bug, info))
     if bug.meta.dynamic is not None and o.get("shapes"):  # a dynamic model: one compile, every shape again
-        judged, res = _replay_shapes(bug, sandbox, payload, ref, tolerances)
+        judged, res, loc = _replay_shapes(bug, sandbox, payload, ref, tolerances)
     elif bug.meta.rewrite is not None or bug.meta.invalid is not None:
         res = sandbox.run(payload, bug.oracle["input"])
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
@@ -88,18 +88,37 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
 
 
 def _replay_shapes(bug, sandbox, payload, ref, tolerances):
-    """(Judged, the RunResult of the shape judged) for a dynamic model's bug (meta.json ``dynamic``): compiled
-    once and run at every shape oracle.pkl holds, judged as the campaign judged it (oracles/dynamic.py)."""
+    """(Judged, the RunResult of the shape judged, its Localization or None) for a dynamic model's bug
+    (meta.json ``dynamic``): compiled once and run at every shape oracle.pkl holds, judged as the campaign
+    judged it (oracles/dynamic.py); an inconsistency is localized at its shape (triage/dynamic_local.py)."""
     from nnfuzz.materialize.model import ReferenceData
-    from nnfuzz.triage.judging import judge_shapes
+    from nnfuzz.triage.dynamic_local import settle_shapes
 
     refs = [ReferenceData(x["input"], x["output"]) for x in bug.oracle["shapes"]]
     at = bug.meta.dynamic.get("shape")
     if isinstance(at, int) and 0 <= at < len(refs):
         refs[at] = ref  # the recorded shape's reference, with its float64 twins
     res = sandbox.run(payload, [r.input for r in refs])
-    judged, _, shown = judge_shapes(res, refs, sandbox.backend_info.engine, tolerances)
-    return judged, shown
+    local = None if bug.gir_text is None else (lambda k, outputs: _local_at(bug, sandbox, tolerances, k,
+                                                                           [r.input for r in refs], outputs))
+    judged, _, shown, loc = settle_shapes(res, refs, sandbox.backend_info.engine, tolerances, None, local)
+    return judged, shown, loc
+
+
+def _local_at(bug, sandbox, tolerances, k: int, shape_inputs, original):
+    """The Localization of a dynamic bug's inconsistency at shape ``k`` (None when its model lacks a weight of
+    its graph)."""
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.triage.bugstore import bug_weights
+    from nnfuzz.triage.dynamic_local import localize_at, sandbox_shapes
+
+    weights = bug_weights(bug)
+    if weights is None:
+        return None
+    family = ShapeFamily.from_json(bug.meta.dynamic)
+    fmt = replay_format(bug, sandbox.backend_info)
+    return localize_at(GraphIR.loads(bug.gir_text), family, k, weights, shape_inputs, sandbox_shapes(sandbox), fmt,
+                       tolerances, bug.meta.export_spec(), original, widened_of(sandbox.backend_info.name))
 
 
 def _grad_judged(bug, sandbox, res, ref, tolerances):

@@ -6,6 +6,7 @@ A TVM Relax-native bug's script holds its module's TVMScript instead (relax_scri
 (a reduced bug: up to ``readable.READABLE_NODES`` nodes) is built in the script with
 ``onnx.helper`` calls and its inputs and expected outputs are literal arrays, so a maintainer reads the
 bug in the script itself; a larger one is embedded as base64. The script imports nothing of nnfuzz.
+A dynamic model's bug compiles its ``dim_param`` model once and runs every recorded shape (script_shapes.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import onnx
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.triage.readable import B64ARRAY, arrays_source, model_source, readable
+from nnfuzz.triage.script_shapes import DIFFERENCES, dims_comment, is_dynamic, shapes_loop, shapes_source
 
 _HEAD = '''\
 """Reproducer for {title}.
@@ -32,31 +34,13 @@ from onnx import TensorProto, helper, numpy_helper
 {b64array}
 {model}
 
-{inputs}
-{expected}  # torch eager reference (empty: undefined behaviour)
+{values}
 RTOL, ATOL = {rtol}, {atol}
 
 onnx.checker.check_model(onnx.load_model_from_string(MODEL), full_check=True)
 '''
 
-_TAIL = '''
-
-def differences():
-    for name, want in EXPECTED.items():
-        got = np.asarray(OUTPUTS[name])
-        if got.shape != want.shape:
-            yield f"{name}: shape {list(got.shape)} != expected {list(want.shape)}"
-        elif got.dtype != want.dtype:
-            yield f"{name}: dtype {got.dtype} != expected {want.dtype}"
-        elif got.dtype.kind == "f" or got.dtype.name == "bfloat16":
-            g, w = got.astype(np.float64), want.astype(np.float64)
-            off = ~np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
-            if off.any():
-                yield (f"{name}: {off.sum()}/{off.size} values off (max abs {np.nanmax(np.abs(g - w)[off]):.3g}; "
-                       f"rtol {RTOL}, atol {ATOL})")
-        elif (got != want).any():
-            yield f"{name}: {(got != want).sum()}/{got.size} values differ"
-
+_TAIL = DIFFERENCES + '''
 
 DIFFERENT = list(differences())
 if DIFFERENT:  # exit code 1: the bug shows
@@ -173,13 +157,23 @@ def write_script(bug, backend: str, tolerances: dict) -> str:
         raise ConfigError(f"--script supports ONNX bugs of the engines {onnx_engines} (ort-cpu, tvm-gpu, "
                           f"openvino-cpu, ...) and GraphIR bugs of {gir_engines} (tflite-cpu, xla-cpu, ...); "
                           f"got backend={backend!r} and a {bug.format} model")
-    needs, body = cls.repro_onnx
+    needs, *code = cls.repro_onnx
+    body = "".join(code[:1] + [c.lstrip("\n") for c in code[1:]])  # compile, then run
+    dynamic = is_dynamic(bug) and meta.rewrite is None and meta.invalid is None
+    if dynamic and len(code) != 2:
+        raise ConfigError(f"--script replays a dynamic model's every shape with one compile, but {backend}'s "
+                          "Backend.repro_onnx does not part its compile from its run (needs, compile, run); "
+                          f"replay this bug with nnfuzz repro {bug.path}")
+    values = (dims_comment(bug) + "\n" + shapes_source(bug)) if dynamic else (
+        arrays_source("INPUTS", bug.oracle["input"]) + "\n"
+        + arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()})
+        + "  # torch eager reference (empty: undefined behaviour)")
     text = _HEAD.format(
-        needs=needs, b64array=B64ARRAY, model=model_block(bug.model_bytes),
-        inputs=arrays_source("INPUTS", bug.oracle["input"]),
-        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}),
+        needs=needs, b64array=B64ARRAY, model=model_block(bug.model_bytes), values=values,
         **{k: head[k] for k in ("title", "folder", "symptom", "stage", "summary", "rtol", "atol")},
     )
+    if dynamic:  # compiled once, run at every shape
+        return text + code[0] + shapes_loop(code[1])
     if meta.invalid is not None:
         return text.replace(_CHECK, _INVALID_NOTE.format(rule=meta.invalid.get("rule"), op=meta.invalid.get("op"),
                                                          change=meta.invalid.get("change"))) + _invalid_run(body)

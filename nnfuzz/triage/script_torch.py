@@ -20,7 +20,9 @@ import textwrap
 
 import numpy as np
 
+from nnfuzz.errors import ConfigError
 from nnfuzz.triage.readable import B64ARRAY, arrays_source
+from nnfuzz.triage.script_shapes import is_dynamic, shapes_loop, shapes_source
 
 _HEAD = '''\
 """Reproducer for {title}.
@@ -40,8 +42,7 @@ import torch
 PROGRAM = base64.b64decode(
 {blob}
 )
-{inputs}
-{expected}  # torch eager reference (empty: undefined behaviour)
+{values}
 RTOL, ATOL = {rtol}, {atol}
 INPUT_NAMES, OUTPUT_NAMES = {input_names!r}, {output_names!r}
 DEVICE = {device!r}
@@ -61,8 +62,32 @@ def to_numpy(t):
 
 
 module = torch.export.load(io.BytesIO(PROGRAM)).module().to(DEVICE)
-fn = torch.compile(module, backend="inductor", fullgraph=True, dynamic=False)
+{compile}
 {run}'''
+
+_STATIC = 'fn = torch.compile(module, backend="inductor", fullgraph=True, dynamic=False)'
+
+# a dynamic model's (docs/dynamic-shapes.md): the program is exported with a torch.export Dim per symbol, and
+# compiled once with dynamic=True, its symbolic axes marked on the first shape's inputs as the backend marks them
+_DYNAMIC = '''fn = torch.compile(module, backend="inductor", fullgraph=True, dynamic=True)
+MARK = {mark}  # how nnfuzz marked the symbolic axes (backend.options.dynamic)
+
+
+def first_call(xs):
+    for name, x in zip(INPUT_NAMES, xs):
+        for axis, symbol in enumerate(DIMS.get(name) or ()):
+            if symbol is not None and MARK == "unbacked":
+                torch._dynamo.decorators.mark_unbacked(x, axis)
+            elif symbol is not None and x.shape[axis] > 1:
+                torch._dynamo.mark_dynamic(x, axis)
+    return xs
+'''
+
+_DYNAMIC_RUN = '''xs = [to_torch(INPUTS[name]) for name in INPUT_NAMES]
+with torch.no_grad():
+    out = fn(*(first_call(xs) if k == 0 else xs))
+OUTPUTS = {name: to_numpy(t) for name, t in zip(OUTPUT_NAMES, out)}
+'''
 
 _FORWARD = '''with torch.no_grad():
     out = fn(*[to_torch(INPUTS[name]) for name in INPUT_NAMES])
@@ -86,7 +111,9 @@ for name, leaf, g in zip(WRT, leaves, grads):
 
 def exported_program(bug, device: str = "cpu") -> "tuple[bytes, str]":
     """The bug's torch module exported with ``torch.export`` (saved bytes) and its graph's code (outside
-    no_grad for a gradient test's bug, whose script differentiates it)."""
+    no_grad for a gradient test's bug, whose script differentiates it). A dynamic model's (its payload's
+    graph has a family) is exported with one ``Dim`` per symbol, from sizes 1 up, traced at a shape whose
+    symbols are all 2 or more (at a 1 torch.export would specialize the dim)."""
     import contextlib
 
     import torch
@@ -97,12 +124,35 @@ def exported_program(bug, device: str = "cpu") -> "tuple[bytes, str]":
 
     gir, weights = unpack(bug.model_bytes)
     module = GraphModule(gir, weights).eval().to(device)
-    args = tuple(to_torch(np.asarray(bug.oracle["input"][i]), gir.vars[i].dtype).to(device) for i in gir.inputs)
+    values, dynamic_shapes = bug.oracle["input"], None
+    if gir.family is not None and is_dynamic(bug):
+        values, dynamic_shapes = _dynamic_export(bug, gir, torch)
+    args = tuple(to_torch(np.asarray(values[i]), gir.vars[i].dtype).to(device) for i in gir.inputs)
     with contextlib.nullcontext() if bug.meta.grad is not None else torch.no_grad():
-        ep = torch.export.export(module, args)
+        try:
+            ep = torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
+        except Exception as e:  # noqa: BLE001 - said with the reason: the family is not one export range
+            if dynamic_shapes is None:
+                raise
+            raise ConfigError(f"--script: torch.export cannot export {bug.path}'s model with its symbolic dims "
+                              f"{gir.family.dims} as one program ({type(e).__name__}: {str(e).splitlines()[0]}); "
+                              f"replay this bug with nnfuzz repro {bug.path}") from e
     buf = io.BytesIO()
     torch.export.save(ep, buf)
     return buf.getvalue(), ep.graph_module.code
+
+
+def _dynamic_export(bug, gir, torch):
+    """(a shape's inputs to trace at, the ``dynamic_shapes`` of ``torch.export.export``) for a dynamic model."""
+    fam, shapes = gir.family, bug.oracle["shapes"]
+    at = [k for k, a in enumerate(fam.assignments[:len(shapes)]) if min(a.values(), default=2) >= 2]
+    if not at:
+        raise ConfigError(f"--script: {bug.path}'s shapes {fam.assignments} each have a symbol of size 1, at which "
+                          f"torch.export would specialize it; replay this bug with nnfuzz repro {bug.path}")
+    dims = {s: torch.export.Dim(s, min=1) for axes in fam.dims.values() for s in axes if s is not None}
+    per_input = tuple({a: dims[s] for a, s in enumerate(fam.dims.get(i) or ()) if s is not None} or None
+                      for i in gir.inputs)
+    return shapes[at[0]]["input"], (per_input,)  # (GraphModule.forward takes *inputs: one tuple)
 
 
 def torch_script(bug, backend: str, head: dict) -> str:
@@ -117,10 +167,18 @@ def torch_script(bug, backend: str, head: dict) -> str:
     grad = bug.meta.grad
     run = _FORWARD if grad is None else \
         f"WRT, GRAD_OUTPUTS = {list(grad['wrt'])!r}, {list(grad['outputs'])!r}\n" + _BACKWARD
-    return _HEAD.format(
+    dynamic = gir.family is not None and is_dynamic(bug) and grad is None
+    compile_ = _STATIC
+    values = arrays_source("INPUTS", bug.oracle["input"]) + "\n" + arrays_source(
+        "EXPECTED", {k: np.asarray(v) for k, v in expected.items()}) + "  # torch eager reference (empty: undefined behaviour)"
+    if dynamic:
+        mark = (bug.meta.backend_options or {}).get("dynamic", "unbacked")
+        values = f"DIMS = {dict(gir.family.dims)!r}  # symbolic input dims (None: static)\n" + shapes_source(bug)
+        compile_, run = _DYNAMIC.format(mark=repr(mark)), ""
+    text = _HEAD.format(
+        compile=compile_,
         run=run, b64array=B64ARRAY, code="\n".join(f"#   {line}" for line in code.strip().splitlines()),
-        blob="\n".join(f'    "{line}"' for line in textwrap.wrap(blob, 96)),
-        inputs=arrays_source("INPUTS", bug.oracle["input"]),
-        expected=arrays_source("EXPECTED", {k: np.asarray(v) for k, v in expected.items()}),
+        blob="\n".join(f'    "{line}"' for line in textwrap.wrap(blob, 96)), values=values,
         input_names=list(gir.inputs), output_names=list(gir.outputs), device=torch_device,
-        **{k: head[k] for k in ("title", "folder", "symptom", "stage", "summary", "rtol", "atol")}) + head["tail"]
+        **{k: head[k] for k in ("title", "folder", "symptom", "stage", "summary", "rtol", "atol")})
+    return text + (shapes_loop(_DYNAMIC_RUN) if dynamic else head["tail"])

@@ -87,11 +87,12 @@ def test_backend_equals_an_entry_point_name_selects_it_in_the_config(toy):
 
 def test_every_built_in_carries_its_knowledge():
     """The knowledge lives on the classes: every built-in has known limitations, and a repro snippet
-    where it has one is (what the script needs, the code that fills OUTPUTS)."""
+    where it has one is (what the script needs, the code that compiles MODEL, the code that fills OUTPUTS)."""
     for name in registry.BACKENDS:
         cls = registry.backend_class(name)
         assert cls.known, name
-        assert cls.repro_onnx is None or len(cls.repro_onnx) == 2 and "OUTPUTS" in cls.repro_onnx[1], name
+        assert cls.repro_onnx is None or len(cls.repro_onnx) == 3 and "OUTPUTS" in cls.repro_onnx[2] \
+            and "OUTPUTS" not in cls.repro_onnx[1] and "MODEL" in cls.repro_onnx[1], name
 
 
 @pytest.mark.slow

@@ -333,3 +333,35 @@ class FakeStaleShapeBackend(FakeBackend):
         compiled[1] += 1
         outputs = super().run(compiled[0], inputs)
         return _change(outputs, "wrong") if compiled[1] > 1 else outputs
+
+
+class FakeSymbolicSigmoidBackend(FakeBackend):
+    """Takes dynamic ONNX models; its Sigmoid is 0.5 too high in a model with a ``dim_param`` input (a kernel
+    chosen for symbolic shapes that is wrong) and right in a static one: a fault only the dynamic form shows,
+    at every shape, in one op."""
+
+    dynamic_forms = ("onnx",)
+
+    def build(self, model_bytes: bytes):
+        import onnx
+
+        model = onnx.load_model_from_string(model_bytes)
+        if any(d.dim_param for i in model.graph.input for d in i.type.tensor_type.shape.dim):
+            _sigmoid_off(model)
+        return super().build(model.SerializeToString())
+
+
+def _sigmoid_off(model) -> None:
+    """Each float32 Sigmoid's output gets 0.5 added (an Add node right after it)."""
+    from onnx import helper, numpy_helper
+
+    nodes = []
+    for n in model.graph.node:
+        nodes.append(n)
+        if n.op_type == "Sigmoid":
+            out = n.output[0]
+            n.output[0] = out + "_sigmoid"
+            nodes.append(helper.make_node("Add", [out + "_sigmoid", "_fake_half"], [out]))
+    model.graph.initializer.append(numpy_helper.from_array(np.array(0.5, np.float32), "_fake_half"))
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
