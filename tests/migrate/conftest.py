@@ -8,7 +8,8 @@ import pytest
 from nnfuzz.cli import main
 
 # operators chosen so that every drop reason of each source that the installed packages produce appears:
-# Add has uint16/32/64 cases (outside nnfuzz's dtypes), Identity sequence and optional cases, Bernoulli
+# Add has uint16/32/64 cases (uint32/64 outside nnfuzz's dtypes; uint16 is one of them, for quantized tensors),
+# Identity sequence and optional cases, Bernoulli
 # random ones the reference evaluator cannot reproduce; ReduceMax an empty-set case whose output is -inf
 ONNX_OPS = ["Abs", "Add", "Relu", "Softmax", "Identity", "Bernoulli", "ReduceMax"]
 # item returns a Python number; abs, cat, sum and conv2d export; normal is random

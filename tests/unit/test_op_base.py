@@ -8,37 +8,45 @@ from nnfuzz.errors import InternalError, OpDefinitionError
 F32 = DType.float32
 
 
-class _Window(AbsOpBase):
-    """A test-only op: a 1-D window of size k with stride s over the last dim."""
+@pytest.fixture(scope="module")
+def _Window():
+    """A test-only op, registered for this module's tests only: registered at import, it sat in the op
+    registry of every test an xdist worker ran after collecting this module, and a generation test drew it
+    (it has no lowering)."""
+    class _Window(AbsOpBase):
+        """A test-only op: a 1-D window of size k with stride s over the last dim."""
 
-    name = "TestWindow"
-    in_dtypes = [(F32,)]
-    out_dtypes = [(F32,)]
-    inp_ranks = [ranks(1)]
-    out_ranks = [ranks(1)]
-    attr_choices = {"flag": (False, True)}
+        name = "TestWindow"
+        in_dtypes = [(F32,)]
+        out_dtypes = [(F32,)]
+        inp_ranks = [ranks(1)]
+        out_ranks = [ranks(1)]
+        attr_choices = {"flag": (False, True)}
 
-    def __init__(self, k, s, *, flag):
-        self.k, self.s, self.flag = k, s, flag
+        def __init__(self, k, s, *, flag):
+            self.k, self.s, self.flag = k, s, flag
 
-    def requires(self, inputs):
-        (x,) = inputs
-        return [self.k >= 1, self.s >= 1, x.shape[-1] >= self.k]
+        def requires(self, inputs):
+            (x,) = inputs
+            return [self.k >= 1, self.s >= 1, x.shape[-1] >= self.k]
 
-    def type_transfer(self, inputs):
-        (x,) = inputs
-        from nnfuzz.abstract.arith import fdiv
+        def type_transfer(self, inputs):
+            (x,) = inputs
+            from nnfuzz.abstract.arith import fdiv
 
-        return [AbsTensor(x.shape[:-1] + [fdiv(x.shape[-1] - self.k, self.s) + 1], F32)]
+            return [AbsTensor(x.shape[:-1] + [fdiv(x.shape[-1] - self.k, self.s) + 1], F32)]
+
+    yield _Window
+    del OP_REGISTRY["TestWindow"]
 
 
-def test_subclass_registers_and_reads_signature():
+def test_subclass_registers_and_reads_signature(_Window):
     assert OP_REGISTRY["TestWindow"] is _Window
     assert _Window._sym_params == ("k", "s") and _Window._kw_params == ("flag",)
     assert _Window.family == "test_op_base"
 
 
-def test_checked_type_transfer_symbolic_and_concrete():
+def test_checked_type_transfer_symbolic_and_concrete(_Window):
     k = z3.Int("k")
     op = _Window(k, 2, flag=True)
     (out,) = op.checked_type_transfer([AbsTensor([3, 10], F32)])
@@ -48,7 +56,7 @@ def test_checked_type_transfer_symbolic_and_concrete():
     assert cop.checked_requires([AbsTensor([3, 2], F32)]) == [False]
 
 
-def test_checked_wrappers_name_the_op():
+def test_checked_wrappers_name_the_op(_Window):
     op = _Window(3, 2, flag=False)
     with pytest.raises(InternalError, match="TestWindow.*rank 0"):
         op.checked_type_transfer([AbsTensor([], F32)])
