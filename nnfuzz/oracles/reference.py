@@ -61,6 +61,22 @@ class Reference(Oracle):
         counters.checked += t.checked
 
 
+def expected_failed(ctx: "RunContext", res):
+    """(None, "cut" or a Tested-to-be verdict, the side, ``res``) when the expected side's run ``res`` gave
+    nothing to compare with (cut by the time bound, or failed), else None."""
+    from nnfuzz.verdict import Verdict, judge
+
+    if res is None:
+        return None, "cut", "actual", None
+    if res.status == "ok":
+        return None
+    v = judge(res, None, ctx.expected_info.engine, ctx.tolerances)
+    if not v.is_bug:
+        return (None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail),
+                "actual", res)
+    return None, v, "expected", res  # a bug of the expected side's system: saved under its name
+
+
 def expected_outputs(ctx: "RunContext", lane, p: "Produced"):
     """(outputs to compare with, None) or (None, a Tested-to-be verdict or "cut"), the side a bug
     belongs to, and the expected side's RunResult (None: torch eager's outputs). Torch eager's outputs
@@ -68,19 +84,13 @@ def expected_outputs(ctx: "RunContext", lane, p: "Produced"):
     undefined."""
     from nnfuzz.fuzz.context import run_on
     from nnfuzz.materialize.values import all_finite
-    from nnfuzz.verdict import Verdict, judge
 
     if lane.expected_sandbox is None or p.reference.output is None:
         return p.reference.output, None, "actual", None
     res = run_on(ctx, lane.expected_sandbox, p)
-    if res is None:
-        return None, "cut", "actual", None
-    if res.status != "ok":
-        v = judge(res, None, ctx.expected_info.engine, ctx.tolerances)
-        if not v.is_bug:
-            return (None, Verdict.unsupported(f"the expected side ({ctx.expected_system}): {v.summary}", v.detail),
-                    "actual", res)
-        return None, v, "expected", res  # a bug of the expected side's system: saved under its name
+    failed = expected_failed(ctx, res)
+    if failed is not None:
+        return failed
     outs = res.outputs or {}
     if not all_finite(outs):
         return None, None, "actual", res  # NaN/Inf on the expected side: undefined, nothing to compare
