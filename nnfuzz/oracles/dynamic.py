@@ -130,9 +130,8 @@ class DynamicShapes(Oracle):
                       expected_result=theirs, localization=loc)
 
     def account(self, counters, p: "Produced", t: Tested) -> None:
-        res = t.result
-        if res is None or res.compiles is None and t.shape is None and res.shapes is None:
-            return self.primary.account(counters, p, t)  # the static test of shape 0
+        if _static_test(t):
+            return self.primary.account(counters, p, t)
         count_dynamic(counters, t)
         if t.localization is not None and t.localization.noise and not t.verdict.is_bug:
             counters.noise += 1  # a disagreement within every op's accuracy budget
@@ -141,7 +140,10 @@ class DynamicShapes(Oracle):
         return self.primary.expected_record(ctx)
 
     def meta_fields(self, ctx: "RunContext", p: "Produced", t: Tested) -> Dict:
-        """Also meta.json's ``dynamic`` (dims, assignments, the shape of the verdict, compiles)."""
+        """Also meta.json's ``dynamic`` (dims, assignments, the shape of the verdict, compiles); the static test
+        of shape 0 (no form the system takes is dynamic) is the primary oracle's, as it judged it."""
+        if _static_test(t):
+            return self.primary.meta_fields(ctx, p, t)
         out = super().meta_fields(ctx, p, t)
         if t.shape is None:
             return out
@@ -168,6 +170,12 @@ class DynamicShapes(Oracle):
         return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
 
     # (reducible: as any oracle's; a dynamic bug is reduced with its shape family, triage/dynamic_reduction.py)
+
+
+def _static_test(t: Tested) -> bool:
+    """Whether ``t`` is the static test of shape 0 (run by the primary oracle: no dynamic form to run)."""
+    res = t.result
+    return res is None or res.compiles is None and t.shape is None and res.shapes is None
 
 
 def shapes_run(t: Tested) -> int:
