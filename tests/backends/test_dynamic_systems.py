@@ -6,28 +6,17 @@ shape's outputs match torch eager at that shape, and the system's compile count 
 or for XLA one per shape)."""
 import numpy as np
 import pytest
+from graphs import dynamic_graph
 
-from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.fuzz.sandbox import Sandbox
-from nnfuzz.gir import GraphIR, Inst, ShapeFamily
+from nnfuzz.gir import GraphIR
 from nnfuzz.materialize.dynamic import build_dynamic
 from nnfuzz.materialize.onnx.spec import ExportSpec
 from nnfuzz.materialize.portable import pack
-from nnfuzz.ops.binary.spec import Add
-from nnfuzz.ops.elementwise.spec import Sigmoid
 
 pytestmark = pytest.mark.slow
 
 SYSTEMS = {"ort-cpu": "onnx", "tvm-cpu": "onnx", "openvino-cpu": "onnx", "inductor-cpu": "gir"}
-
-
-def dynamic_graph() -> GraphIR:
-    """sigmoid(a + b) over a[n, m] and b[n, m] (one symbol pair shared by both inputs), at three shapes."""
-    t = AbsTensor([4, 3], DType.float32)
-    g = GraphIR(vars={"a": t, "b": t, "v0": t, "v1": t}, inputs=["a", "b"],
-                insts=[Inst(Add(), ["a", "b"], ["v0"]), Inst(Sigmoid(), ["v0"], ["v1"])], outputs=["v1"])
-    g.family = ShapeFamily({"a": ["n", "m"], "b": ["n", "m"]}, [{"n": 4, "m": 3}, {"n": 1, "m": 1}, {"n": 128, "m": 5}])
-    return g.check()
 
 
 @pytest.fixture(scope="module")

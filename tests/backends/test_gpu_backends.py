@@ -87,6 +87,7 @@ def test_unavailable_in_the_sandbox_is_reported_at_start():
 # -- with a GPU ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 @pytest.mark.parametrize("name", ["ort-gpu", "trt-gpu", "tvm-gpu"])
 def test_onnx_gpu_backend_passes_generated_float32_models(name):
     needs(name)
@@ -99,6 +100,7 @@ def test_onnx_gpu_backend_passes_generated_float32_models(name):
         assert v.outcome is Outcome.PASS, (seed, v.detail)
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_inductor_gpu_passes_generated_float32_models():
     needs("inductor-gpu")
     from nnfuzz.materialize.portable import pack
@@ -111,6 +113,7 @@ def test_inductor_gpu_passes_generated_float32_models():
         assert v.outcome is Outcome.PASS, (seed, v.detail)
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_ort_gpu_session_really_uses_cuda():
     needs("ort-gpu")
     b = get_backend("ort-gpu")
@@ -123,6 +126,7 @@ def test_ort_gpu_session_really_uses_cuda():
     np.testing.assert_array_equal(b.run(sess, {"x": x})["y"], np.maximum(x, 0))
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_trt_edge_tensors_and_known_limitations():
     """0-d and empty tensors run; float64 and ops the parser lacks are UNSUPPORTED, never bugs."""
     needs("trt-gpu")
@@ -146,6 +150,7 @@ def test_trt_edge_tensors_and_known_limitations():
     assert k is not None and k.kind == "unsupported", str(e.value)
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_tvm_gpu_runs_on_the_gpu_and_agrees_with_tvm_cpu():
     """The same model compiled for CUDA and for LLVM: the CUDA module's tensors live on the GPU."""
     needs("tvm-gpu")
@@ -159,6 +164,7 @@ def test_tvm_gpu_runs_on_the_gpu_and_agrees_with_tvm_cpu():
     assert v.outcome is Outcome.PASS, v.detail
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 @pytest.mark.parametrize("backend", ["ort-cpu", "tvm-cpu"])
 def test_devices_oracle_campaign_compares_cpu_with_gpu(backend, tmp_path, monkeypatch, capsys):
     """oracle=devices: a short campaign where the GPU twin really runs (tests counted, nnfuzz raises nothing)."""
@@ -179,6 +185,7 @@ def test_devices_oracle_campaign_compares_cpu_with_gpu(backend, tmp_path, monkey
     assert any(r.get("verdict") == "pass" for r in log), "no test passed on both devices"
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_inductor_gpu_campaign_with_forked_producers_makes_no_nnfuzz_errors(tmp_path, capsys):
     """Producers are forked after a warm-up that ran a backward pass; on a CUDA build of torch with a GPU
     visible, every forked producer's value search failed (autograd's device threads do not survive a fork)."""
@@ -194,6 +201,7 @@ def test_inductor_gpu_campaign_with_forked_producers_makes_no_nnfuzz_errors(tmp_
     assert s["tests"] > 0 and s["nnfuzz_errors"] == 0, s
 
 
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
 def test_ort_gpu_op_without_any_kernel_is_unsupported():
     """float64 Tan has neither a CUDA nor a CPU kernel: the CUDA session's error is a known limitation."""
     needs("ort-gpu")
@@ -205,3 +213,56 @@ def test_ort_gpu_op_without_any_kernel_is_unsupported():
         b.compile(onnx_model("Tan", [("x", d, [2])], [("y", d, [2])], opset=22))
     k = classify("ort", str(e.value))
     assert k is not None and k.kind == "unsupported", str(e.value)
+
+
+# -- dynamic shapes and gradients on the GPU (docs/dynamic-shapes.md, docs/gradients.md) ---------------
+
+
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
+@pytest.mark.parametrize("name", ["inductor-gpu", "tvm-gpu"])
+def test_gpu_dynamic_model_runs_every_shape_with_one_compile(name):
+    """The CPU systems' dynamic bar on the GPU twins: one compile (torch.compile on CUDA, a Relax module
+    built for the cuda target) runs the model at its three shapes, each matching torch eager."""
+    from graphs import dynamic_graph
+    from nnfuzz.gir import GraphIR
+    from nnfuzz.materialize.dynamic import build_dynamic
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+    from nnfuzz.materialize.portable import pack
+
+    needs(name)
+    b = build_dynamic(dynamic_graph(), 7, export=ExportSpec(seed=7, opset=17, spelling="canonical"))
+    if name == "tvm-gpu":
+        data = b.onnx.SerializeToString()
+    else:
+        gir = GraphIR.loads(b.model.gir.dumps())
+        gir.family = b.family
+        data = pack(gir.dumps(), b.model.weights)
+    with Sandbox(name, test_timeout=300) as sb:
+        res = sb.run(data, [s.input for s in b.shapes])
+    assert res.ok, res.error
+    assert res.compiles == 1 and len(res.shapes) == 3
+    for got, ref in zip(res.shapes, b.shapes):
+        np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow  # on a GPU machine: compiles, and starts sandbox workers
+def test_inductor_gpu_compiled_backward_matches_eager():
+    """oracle=grad's run on CUDA: the compiled forward and backward of one graph agree with torch eager's
+    outputs and input gradient (the default tolerances), and the gradient is not all zero."""
+    from graphs import chain
+    from nnfuzz.backends.inductor import InductorGpuBackend
+    from nnfuzz.materialize.portable import pack
+    from nnfuzz.materialize.torch.grad import eager
+    from nnfuzz.ops.elementwise.spec import Sigmoid, Tanh
+
+    needs("inductor-gpu")
+    gir = chain(Tanh(), Sigmoid(), shape=(3, 4))
+    x = {"x": np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)}
+    spec, upstream, expected = eager(gir, {}, x, seed=5)
+    backend = InductorGpuBackend()
+    got = backend.run(backend.compile(pack(gir.dumps(), {}, None, spec.to_json())), {**x, **upstream})
+    assert set(got) == {"v1", "grad:x"}
+    v = compare(expected, got)
+    assert not v.is_bug, v.detail
+    assert not np.allclose(got["grad:x"], 0)
+
