@@ -42,18 +42,14 @@ def _dynamic(op, xs, outs, eps, side, rng=None):
 def _qlinear_matmul(op, xs, outs, eps, side, rng=None):
     a, b = xs
     acc = torch.matmul(QT._centered(a, op.a_zero_point), QT._centered(b, op.b_zero_point))
-    mult = QT._f32(op.a_scale) * QT._f32(op.b_scale) / QT._f32(op.y_scale)
-    return [_requantized(acc.double() * mult, op, eps, side, rng).to(outs[0].dtype)]
+    return [_requantized(acc.double() * QT.matmul_multiplier(op, acc.device), op, eps, side, rng).to(outs[0].dtype)]
 
 
 @tie_rule(Q.QLinearConv, with_op=True)
 def _qlinear_conv(op, xs, outs, eps, side, rng=None):
     x, w = xs
     acc = QT._int_conv(op, QT._centered(x, op.x_zero_point), w.long())
-    o = w.shape[0]
-    mult = torch.tensor(QT._f32(op.w_scales(o)), dtype=torch.float64).reshape(1, o, 1, 1)
-    mult = mult * QT._f32(op.x_scale) / QT._f32(op.y_scale)
-    return [_requantized(acc * mult, op, eps, side, rng).to(outs[0].dtype)]
+    return [_requantized(acc * QT.conv_multiplier(op, w.shape[0], acc.device), op, eps, side, rng).to(outs[0].dtype)]
 
 
 def _requantized(v, op, eps, side, rng):

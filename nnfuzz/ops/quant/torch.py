@@ -3,7 +3,6 @@
 run quantized graphs like any other. Real values are computed in the float dtype the graph gives them
 (float32; float64 in the twin, where every integer arrives as int64); integer kernels accumulate in
 int64 (convolutions in float64, exact below 2^53)."""
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -11,15 +10,18 @@ from nnfuzz.ops.quant import spec as Q
 from nnfuzz.materialize.torch.lowering import lowers
 
 
-def _f32(v) -> list:
-    return np.asarray(v, dtype=np.float32).astype(np.float64).tolist()
+def _f32(v, device):
+    """Scale value(s) ``v`` as the spec holds them (float32), widened exactly to a float64 tensor. Made by torch,
+    not numpy: dynamo traces numpy into tensors, and a float tensor's tolist() is a graph break under
+    fullgraph (inductor's dynamic models met it)."""
+    return torch.tensor(v, dtype=torch.float32, device=device).double()
 
 
 def _scales(op, x, fdt):
     """``op``'s scale as a tensor broadcasting against ``x`` (a scalar, per slice along its axis, or each
     block's value repeated over its elements)."""
     values, shape = Q.scale_tensor(op.scale, op.axis, op.block_size, list(x.shape))
-    s = torch.tensor(_f32(values), dtype=fdt, device=x.device).reshape(shape)
+    s = _f32(values, x.device).to(fdt).reshape(shape)
     if op.axis is None:
         return s
     if op.block_size is None:
@@ -96,6 +98,16 @@ def _int_conv(op, x, w):
                                 dilation=op.dilation, groups=op.groups))
 
 
+def matmul_multiplier(op, device):
+    """QLinearMatMul's requantization factor a_scale * b_scale / y_scale (float64, of the float32 scales)."""
+    return _f32(op.a_scale, device) * _f32(op.b_scale, device) / _f32(op.y_scale, device)
+
+
+def conv_multiplier(op, o: int, device):
+    """QLinearConv's per-output-channel requantization factors, shaped [1, o, 1, 1] for its accumulator."""
+    return _f32(op.w_scales(o), device).reshape(1, o, 1, 1) * _f32(op.x_scale, device) / _f32(op.y_scale, device)
+
+
 @lowers(Q.MatMulInteger)
 def _matmul_integer(op, a, b):
     return torch.matmul(_centered(a, op.a_zero_point), _centered(b, op.b_zero_point)).to(torch.int32)
@@ -104,8 +116,7 @@ def _matmul_integer(op, a, b):
 @lowers(Q.QLinearMatMul)
 def _qlinear_matmul(op, a, b):
     acc = torch.matmul(_centered(a, op.a_zero_point), _centered(b, op.b_zero_point))
-    mult = _f32(op.a_scale) * _f32(op.b_scale) / _f32(op.y_scale)
-    return _requantize(acc, mult, op.y_zero_point, op.to)
+    return _requantize(acc, matmul_multiplier(op, acc.device), op.y_zero_point, op.to)
 
 
 @lowers(Q.ConvInteger)
@@ -116,7 +127,4 @@ def _conv_integer(op, x, w):
 @lowers(Q.QLinearConv)
 def _qlinear_conv(op, x, w):
     acc = _int_conv(op, _centered(x, op.x_zero_point), w.long())
-    o = w.shape[0]
-    mult = torch.tensor(_f32(op.w_scales(o)), dtype=torch.float64, device=x.device).reshape(1, o, 1, 1)
-    mult = mult * _f32(op.x_scale) / _f32(op.y_scale)
-    return _requantize(acc, mult, op.y_zero_point, op.to)
+    return _requantize(acc, conv_multiplier(op, w.shape[0], x.device), op.y_zero_point, op.to)
