@@ -9,7 +9,16 @@ import enum
 import numpy as np
 
 
-class DType(enum.Enum):
+class _IdentityHash:
+    """Members are singletons compared by identity: hash them by identity too, in C (Enum's own hash hashes
+    the name in Python, and dtypes key the generator's hottest lookups). Inherited, not set on DType itself:
+    lowerings look dtypes up inside torch.compile, and dynamo (torch 2.11) refuses to hash an object whose
+    own class sets __hash__ ("User-defined object with overridden __hash__")."""
+
+    __hash__ = object.__hash__
+
+
+class DType(_IdentityHash, enum.Enum):
     float16 = "float16"
     bfloat16 = "bfloat16"
     float32 = "float32"
@@ -27,10 +36,6 @@ class DType(enum.Enum):
     uint4 = "uint4"
     float8_e4m3fn = "float8_e4m3fn"
     float8_e5m2 = "float8_e5m2"
-
-    # Members are singletons compared by identity: hash them by identity too, in C (Enum's own hash
-    # hashes the name in Python, and dtypes key the generator's hottest lookups)
-    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"DType.{self.value}"
