@@ -118,8 +118,8 @@ def compare(reference: Optional[Mapping[str, np.ndarray]], actual: Mapping[str, 
                     wild = (np.abs(t) > limit) | ((np.abs(j) > limit) if j is not None else False)
                 bad &= ~(closer | wild | ~np.isfinite(t) | ~np.isfinite(noise))
             if bad.any():
-                problems.append(f"{name}: {int(bad.sum())}/{bad.size} values off (max abs {fig['max_abs']:.3g}, "
-                                f"max rel {fig['max_rel']:.3g}; rtol {rtol}, atol {atol})")
+                problems.append(f"{name}: {int(bad.sum())}/{bad.size} values off ({_nonfinite_words(w, g, bad)}"
+                                f"max abs {fig['max_abs']:.3g}, max rel {fig['max_rel']:.3g}; rtol {rtol}, atol {atol})")
         else:
             differ = want != got
             if t is not None:
@@ -168,6 +168,17 @@ def _envelopes(jitter, name, shape):
     if a.shape == (2,) + tuple(shape):
         return a[0], a[1]
     return (a, None) if a.shape == tuple(shape) else (None, None)
+
+
+def _nonfinite_words(want: np.ndarray, got: np.ndarray, bad: np.ndarray) -> str:
+    """How many of the ``bad`` elements are NaN/inf on one side only: the max abs and rel errors count finite
+    pairs alone, so where every bad element is such a pair they read 0 (a NaN gradient did)."""
+    words = []
+    for n, what in ((int((bad & np.isfinite(want) & ~np.isfinite(got)).sum()), "NaN/inf where the reference is finite"),
+                    (int((bad & ~np.isfinite(want) & np.isfinite(got)).sum()), "finite where the reference is NaN/inf")):
+        if n:
+            words.append(f"{n} {what}; ")
+    return "".join(words) + ("finite pairs: " if words else "")
 
 
 def error_figures(want: np.ndarray, got: np.ndarray) -> dict:
