@@ -8,6 +8,7 @@ from graphs import chain
 from nnfuzz.abstract import OP_REGISTRY, DType
 from nnfuzz.materialize.search import SearchConfig, search_values
 from nnfuzz.materialize.torch.kinks import KINK_MARGIN, with_kinks
+from nnfuzz.ops.activation.spec import HardSigmoidAlphaBeta
 from nnfuzz.ops.binary.spec import Max
 from nnfuzz.ops.elementwise.spec import Floor, Relu, Round, Tanh
 from nnfuzz.ops.select.spec import Clip
@@ -26,13 +27,17 @@ def test_the_loss_is_zero_on_and_away_from_a_kink_and_positive_near_it():
     assert loss(Round(), [2.5 - m]) > 0 and loss(Round(), [2.0]) == 0
     assert loss(Clip(min=-1.0, max=6.0), [-1.0 + m / 4]) > 0 and loss(Clip(min=-1.0, max=6.0), [0.0]) == 0
     assert loss(Max(), [1.0, 2.0], [1.0 + m / 4, 3.0]) > 0 and loss(Max(), [1.0], [1.5]) == 0
+    hs = HardSigmoidAlphaBeta(alpha=0.5, beta=0.25)  # 0.5 x + 0.25 reaches 0 at -0.5 and 1 at 1.5
+    assert loss(hs, [-0.5 + m / 4]) > 0 and loss(hs, [1.5 - m / 4]) > 0 and loss(hs, [0.0, -0.5, 1.5]) == 0
     assert with_kinks(None, Tanh) is None  # no kink: no loss
 
 
 def test_every_kink_attribute_is_an_attribute_of_its_op():
     for name, cls in OP_REGISTRY.items():
         for index, kink in cls.kinks.items():
-            assert 0 <= index and all(a in getattr(cls, "attr_choices", {}) for a in kink.attrs), name
+            # an attribute, or a property computed from attributes (HardSigmoidAlphaBeta's -beta / alpha)
+            assert 0 <= index and all(a in getattr(cls, "attr_choices", {}) or isinstance(getattr(cls, a, None), property)
+                                      for a in kink.attrs), name
 
 
 def test_the_search_moves_values_near_kinks_away_only_when_asked():

@@ -63,10 +63,19 @@ class HardSigmoidAlphaBeta(Activation):
     accuracy = Accuracy(2)
     name = "HardSigmoidAlphaBeta"
     attr_choices = {"alpha": (0.125, 0.25, 0.5, 1.0), "beta": (0.0, 0.25, 0.5)}
+    kinks = {0: Kink(attrs=("floor_at", "ceiling_at"))}  # where alpha * x + beta reaches 0 and 1
 
     def __init__(self, *, alpha, beta):
         self.alpha = alpha
         self.beta = beta
+
+    @property
+    def floor_at(self) -> float:
+        return -self.beta / self.alpha
+
+    @property
+    def ceiling_at(self) -> float:
+        return (1.0 - self.beta) / self.alpha
 
 
 class ThresholdedRelu(Activation):
