@@ -27,6 +27,7 @@ def run(cfg, positional, overrides) -> int:
     from omegaconf import OmegaConf
 
     from nnfuzz.backends.registry import backend_class
+    from nnfuzz.commands.reduce import timeout_scale
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.output import result, say
     from nnfuzz.triage.bugstore import load_bug
@@ -70,7 +71,8 @@ def run(cfg, positional, overrides) -> int:
         say("\n".join(f"wrote {f}" for f in files))
         result({"bug": str(bug.path), "backend": backend, "written": [str(f) for f in files]})
         return 0
-    with Sandbox(backend, options or {}, test_timeout=float(cfg.fuzz.test_timeout),
+    scale = timeout_scale((bug.meta.oracle or {}).get("kind"))  # as the campaign that saved it allowed
+    with Sandbox(backend, options or {}, test_timeout=float(cfg.fuzz.test_timeout) * scale,
                  memory_limit_mb=int(cfg.fuzz.memory_limit_mb)) as sandbox:
         sandbox.start()
         r = replay(bug, sandbox, tolerances, same_system=backend == bug.meta.system)

@@ -92,7 +92,8 @@ class BugSink:
             cc = self.cfg
 
             def make_sandbox(system, options):
-                return Sandbox(system, options, test_timeout=cc.test_timeout, memory_limit_mb=cc.memory_limit_mb,
+                # the campaign's scaled timeout (Clock: oracle=grad compiles a forward and a backward graph)
+                return Sandbox(system, options, test_timeout=self.clock.test_timeout, memory_limit_mb=cc.memory_limit_mb,
                                backend_path=cc.backend_path if system == cc.backend else None, stop=self.stop)
 
             def add_seconds(s):

@@ -1,5 +1,6 @@
 """`nnfuzz repro`: exit codes a script can use, standalone scripts, and hostile or broken bug folders."""
 import json
+from pathlib import Path
 import pickle
 import shutil
 import subprocess
@@ -208,3 +209,25 @@ def test_script_of_a_large_model_embeds_it(tmp_path):
     gir = generate_graph(GenPolicy(max_nodes=READABLE_NODES + 5, dtypes=["float32"], include=["Relu", "Neg"]), seed=1)
     data = build_model(gir, 1).onnx.SerializeToString()
     assert model_block(data).startswith("MODEL = base64.b64decode(")
+
+
+def test_repro_gives_a_gradient_bug_the_timeout_its_campaign_allowed(tmp_path, monkeypatch):
+    """oracle=grad's runs compile a forward and a backward graph, and its campaign allows 3x fuzz.test_timeout
+    for each (Oracle.timeout_scale); repro gives a gradient bug the same, a forward-only bug 1x."""
+    import nnfuzz.fuzz.sandbox as sandbox_module
+
+    seen = []
+
+    class Refused(Exception):
+        pass
+
+    class Recording:
+        def __init__(self, backend, options, *, test_timeout, **_):
+            seen.append(test_timeout)
+            raise Refused
+
+    monkeypatch.setattr(sandbox_module, "Sandbox", Recording)
+    for kept in ("0082", "0000"):  # inductor-cpu's float16 amax backward (oracle=grad); ORT's Shrink (reference)
+        with pytest.raises(Refused):
+            main(["repro", str(Path(__file__).parents[2] / "bugs" / "kept" / kept), "fuzz.test_timeout=7"])
+    assert seen == [21.0, 7.0]
