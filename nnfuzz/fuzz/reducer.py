@@ -62,6 +62,8 @@ class BackgroundReducer:
                 except InternalError:  # a bug in nnfuzz: to the campaign, via self.error
                     raise
                 except NNFuzzError as e:  # this bug cannot be reduced here (its folder, its system): recorded
+                    if time.monotonic() >= self.deadline:  # the campaign ended and took its workers: the bug
+                        return                             # stays as saved, as after a stop
                     out = {"bug": str(path), "status": "not-reduced", "note": f"{type(e).__name__}: {e}"}
                 self.add_seconds(time.perf_counter() - t0)
                 self.results.append(out)

@@ -217,7 +217,8 @@ class Sandbox:
                                       + (f"; its output:\n{out}" if out else ""))
             except (EOFError, OSError):
                 pass
-            # the connection ended or the worker exited: say how
+            # the connection ended or the worker exited: a stop killed it (Stopped), or say how
+            self._check_stop()
             w.wait_exit(5.0)
             status = w.death_text()
             out = w.log_since(0)

@@ -200,3 +200,29 @@ def test_a_stopped_campaign_leaves_the_bug_in_reduction_as_saved(tmp_path):
     reducer.close()  # returns: a stop is no error of the reducer's
     assert reducer.results == [] and reducer.error is None
     assert {p.name: p.read_bytes() for p in bug.iterdir()} == before
+
+
+@pytest.mark.slow
+def test_the_campaigns_end_taking_the_reducers_worker_is_no_failure_of_the_bug(tmp_path):
+    """At the campaign's time bound its workers go, the reducer's too, often while one starts: an inductor-gpu
+    campaign then printed "reduce 0000: not-reduced NNFuzzError: the worker died while starting (killed by
+    SIGKILL)" after its summary. Past the deadline the bug stays as saved, with no result and no note."""
+    import threading
+
+    from nnfuzz.errors import NNFuzzError
+    from nnfuzz.fuzz.reducer import BackgroundReducer
+
+    _fault_campaign(tmp_path / "bugs", 3)
+    bug = tmp_path / "bugs" / "0000"
+    before = {p.name: p.read_bytes() for p in bug.iterdir()}
+    deadline, notes = time.monotonic() + 0.5, []
+
+    def make_sandbox(system, options):
+        time.sleep(max(0.0, deadline - time.monotonic()) + 0.1)  # the worker starts as the time runs out
+        raise NNFuzzError(f"the {system} worker died while starting (killed by SIGKILL); it printed nothing")
+
+    reducer = BackgroundReducer(make_sandbox, {}, 30.0, deadline, threading.Lock(), notes.append, lambda s: None)
+    reducer.submit(bug)
+    reducer.close()
+    assert reducer.results == [] and reducer.error is None and notes == []
+    assert {p.name: p.read_bytes() for p in bug.iterdir()} == before
