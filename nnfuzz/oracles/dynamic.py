@@ -215,8 +215,8 @@ def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref, wa
     from nnfuzz.triage.judging import judge_run
 
     want = p.shapes[k].output if want is None else want
-    return static_check(lambda b, xs: run_bytes(ctx, lane.sandbox, b, xs), _static_payload(p, fmt, k),
-                        p.shapes[k].input, k, lambda r: judge_run(r, want, ctx.info.engine, ctx.tolerances, ref).verdict)
+    return static_check(lambda b, xs: run_bytes(ctx, lane.sandbox, b, xs), _static_payload(p, fmt, k), p.shapes[k].input,
+                        k, lambda r: judge_run(r, want, ctx.info.engine, ctx.tolerances, ref).verdict)
 
 
 def _localize_at(ctx: "RunContext", sandbox, p: "Produced", fmt: str, k: int, original):
