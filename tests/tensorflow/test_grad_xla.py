@@ -123,3 +123,21 @@ def test_a_campaigns_background_reducer_reduces_an_xla_gradient_bug_against_tf_e
     meta = json.loads((tmp_path / "bugs" / "0000" / "meta.json").read_text())
     assert meta["reduced"]["nodes_after"] < meta["reduced"]["nodes_before"], meta["reduced"]
     assert meta["signature"] == "wrongxla-cpu | inconsistency | backward | values"
+
+
+def test_a_campaign_signs_tf_eagers_backward_crash_as_repro_does_and_knows_it_kept(tmp_path):
+    """The expected side's crash is signed in the part its run failed in: a 30-minute xla-cpu campaign saved TF
+    eager's 5-D pool gradient crash (bugs/kept/0075) without the ``backward`` term, so it neither matched the
+    kept bug nor repro's signature of its own folder. One MaxPool3d: known, as 0075."""
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.fuzz.runlog import read_log
+
+    cc = CampaignConfig(backend="xla-cpu", backend_options={}, out=tmp_path / "bugs", ui="plain", executor="inprocess",
+                        time_s=180.0, probe=False, reduce=False, oracle="grad", max_tests=2, steer_known=False,
+                        keep_per_signature=0,
+                        policy=GenPolicy(max_nodes=1, dtypes=["float32"], include=["MaxPool3d"], seed=3))
+    counters = run_campaign(cc)
+    assert counters.nnfuzz_errors == 0 and counters.known_hits >= 1 and counters.new_root_causes == 0, counters
+    signed = {r.get("signature") for r in read_log(tmp_path / "bugs") if r.get("signature")}
+    assert signed == {"tf-cpu | crash | execute | backward | AttributeError | <name> object has no attribute <name>"}
