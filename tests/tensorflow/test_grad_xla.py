@@ -78,6 +78,26 @@ def test_an_xla_gradient_bug_reduces_against_tf_eager(tmp_path):
         np.testing.assert_allclose(got[g], 2 * theirs[g], rtol=1e-6)
 
 
+def test_a_gathers_sparse_gradient_comes_out_dense_on_xla_and_tf_eager():
+    """TF's gradient of a gather is IndexedSlices (the gathered rows only): an xla-cpu campaign crashed on its
+    .numpy() (a false crash, 1 Gather). Dense, it matches torch eager's, rows gathered twice summed."""
+    from graphs import chain
+
+    from nnfuzz.backends.tf import TfEagerBackend, XlaCpuBackend
+    from nnfuzz.materialize.portable import pack
+    from nnfuzz.materialize.torch.grad import eager
+    from nnfuzz.ops.combine.spec import Gather
+    from nnfuzz.verdict import compare
+
+    gir = chain(Gather(0, 2, 0, 2), shape=(3, 2))
+    x = {"x": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    spec, upstream, expected = eager(gir, {}, x, seed=5)
+    payload = pack(gir.dumps(), {}, None, spec.to_json())
+    for backend in (TfEagerBackend(), XlaCpuBackend()):
+        got = backend.run(backend.compile(payload), {**x, **upstream})
+        assert not compare(expected, got).is_bug, backend.name
+        assert np.all(got["grad:x"][1] == 0) and np.any(got["grad:x"][[0, 2]] != 0)
+
 def test_the_kept_tf_eager_gradient_crash_reduces_on_tf_eager_keeping_its_signature(tmp_path, capsys):
     """bugs/kept/0075: TF eager's MaxPool3D gradient crashes (found via xla-cpu; the bug is the expected side's,
     so it reduces on tf-cpu alone). `nnfuzz reduce` on its original 6-node folder: one node, signature kept."""
