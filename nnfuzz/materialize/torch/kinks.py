@@ -128,12 +128,12 @@ def cancelled_kink(gir, weights, inputs) -> Optional[str]:
     alike, and a cancellation breaks that: a compiler that computes an operand again inside the Sub's kernel
     with an FMA gets a residual of a fraction of an ulp (XLA: 4e-6 where eager has 0), and |.|'s derivative
     there is 0 in one and 1 in the other."""
-    from nnfuzz.materialize.torch.grad import _torch_of
     from nnfuzz.materialize.torch.module import GraphModule
+    from nnfuzz.materialize.values import to_torch
     from nnfuzz.ops.binary.spec import Add, Sub
 
     module = GraphModule(gir, weights).eval()
-    env = _torch_of(gir, {i: inputs[i] for i in gir.inputs})
+    env = {i: to_torch(np.asarray(inputs[i]), gir.vars[i].dtype) for i in gir.inputs}
     env.update((w, getattr(module, w)) for w in gir.weights)
     made_by = {}
     with torch.no_grad():
