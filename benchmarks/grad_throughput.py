@@ -5,9 +5,8 @@
 
 Each campaign runs in this process on the local executor (sandbox workers, as ``nnfuzz fuzz`` does),
 ``fuzz.workers=1``, after a short warm-up campaign that pays the system's first compile. A backend that
-does not run gradient tests (``gradients = False``: today every TF system, xla-cpu included) prints its
-forward-only figure and ``oracle=grad: not supported`` (the ConfigError's words). Prints one line per
-backend and oracle: tests, tests/s, verdicts, tests skipped for want of a gradient, and the time shares
+does not run gradient tests (``gradients = False``) prints its forward-only figure and ``oracle=grad: not
+supported`` (the ConfigError's words). Prints one line per backend and oracle: tests, tests/s, verdicts, tests skipped for want of a gradient, and the time shares
 of compile and execute. Run it on a quiet machine: figures from a shared one are meaningless.
 """
 from __future__ import annotations

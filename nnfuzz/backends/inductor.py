@@ -46,10 +46,17 @@ class _InductorBackend(Backend):
             from nnfuzz.errors import ConfigError
 
             raise ConfigError(f"backend.options.cache_dir={cache_dir!r} must be a directory path or null "
-                              "(null: torch's default cache directory)")
+                              "(null: each sandbox worker's own directory, removed with it)")
+        # read by torch._inductor.runtime.cache_dir_utils.cache_dir() on every use. null: the sandbox worker's
+        # own scratch directory (fuzz/worker_handle.py), removed with it: torch writes a kernel's .so in place,
+        # and a worker killed mid-compile left a truncated one in the shared cache, which the test's retry on a
+        # fresh worker then loaded ("ImportError: ... file too short", a false crash of an oracle=grad campaign)
+        from nnfuzz.fuzz.worker_handle import SCRATCH_ENV
+
         if cache_dir is not None:
-            # read by torch._inductor.runtime.cache_dir_utils.cache_dir() on every use
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.abspath(os.fspath(cache_dir))
+        elif os.environ.get(SCRATCH_ENV):  # (in-process, outside a sandbox worker: torch's default)
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.environ[SCRATCH_ENV], "inductor")
         import torch
 
         self._torch = torch

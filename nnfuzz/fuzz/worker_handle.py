@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,10 @@ from typing import Optional
 
 LOG_TAIL = 8000          # characters of worker output kept in RunResult.detail
 LOG_ROTATE = 1 << 20     # the worker log is emptied before a run once it is this large
+# a directory of the worker's own (its path in this variable), removed when the worker goes: what a system
+# caches on disk there (inductor's compiled kernels, backends/inductor.py) dies with the worker, so a worker
+# killed mid-compile (a timeout) cannot leave a half-written kernel that a later worker loads
+SCRATCH_ENV = "NNFUZZ_WORKER_SCRATCH"
 
 
 def signal_name(sig: int) -> str:
@@ -43,19 +48,23 @@ def killpg(pid: int) -> None:
         pass
 
 
-def _reap(proc: subprocess.Popen, conn, log: int, statm: Optional[int]) -> None:
-    """Kill the worker's whole process group, reap it, and close its connection, log and statm handle."""
+def _reap(proc: subprocess.Popen, conn, log: int, statm: Optional[int], scratch: str) -> None:
+    """Kill the worker's whole process group, reap it, close its connection, log and statm handle, and
+    remove its scratch directory."""
+    gone = True
     if proc.returncode is None:
         killpg(proc.pid)  # before reaping: the leader's pid keeps the group id from being reused
         try:
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): leave it
-            pass
+        except subprocess.TimeoutExpired:  # unkillable (stuck in the kernel): leave it, and its scratch
+            gone = False
     for close in (conn.close, lambda: os.close(log), lambda: statm is not None and os.close(statm)):
         try:
             close()
         except OSError:
             pass
+    if gone:
+        shutil.rmtree(scratch, ignore_errors=True)  # (its own files, left by its own processes: nothing to report)
 
 
 def _unlinked_log() -> tuple:
@@ -71,8 +80,8 @@ class WorkerHandle:
     """One worker process: its Popen, connection, log file (an unlinked file: nothing is left behind
     whatever happens to either process) and /proc/<pid>/statm handle."""
 
-    def __init__(self, proc, conn, log: int):
-        self.proc, self.conn, self.log = proc, conn, log
+    def __init__(self, proc, conn, log: int, scratch: str):
+        self.proc, self.conn, self.log, self.scratch = proc, conn, log, scratch
         self.pid = proc.pid
         self.info: dict = {}
         try:
@@ -80,7 +89,7 @@ class WorkerHandle:
         except OSError:
             self._statm = None
         # kills the worker when this object goes (kill(), garbage collection, interpreter exit)
-        self.finalizer = weakref.finalize(self, _reap, proc, conn, log, self._statm)
+        self.finalizer = weakref.finalize(self, _reap, proc, conn, log, self._statm, scratch)
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._poller = select.poll()
         self._poller.register(conn.fileno(), select.POLLIN)
@@ -91,7 +100,8 @@ class WorkerHandle:
         its own session, its output going to an unlinked log file; ``extra_env`` added to its environment."""
         parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
         log, log_fd = _unlinked_log()
-        env = {**os.environ, **(extra_env or {})}
+        scratch = tempfile.mkdtemp(prefix="nnfuzz-worker-")
+        env = {**os.environ, **(extra_env or {}), SCRATCH_ENV: scratch}
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -105,11 +115,12 @@ class WorkerHandle:
         except BaseException:
             parent_conn.close()
             os.close(log)
+            shutil.rmtree(scratch, ignore_errors=True)
             raise
         finally:
             os.close(log_fd)
             child_conn.close()
-        return cls(proc, parent_conn, log)
+        return cls(proc, parent_conn, log, scratch)
 
     def poll(self, timeout: float) -> bool:
         """Whether a message (or the end of the connection) is waiting; waits up to ``timeout`` s."""

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Oracle, Skip, Tested
+from nnfuzz.triage.static_check import static_check, static_term
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
     from nnfuzz.fuzz.produce import Produced
 
 FORM_FORMAT = {"tf": "gir"}  # a dynamic form -> the model format it is sent in, where they differ
-STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 NOT_LOCALIZED = "not localized: the campaign's time bound came first"
 
 
@@ -156,15 +156,17 @@ class DynamicShapes(Oracle):
     @classmethod
     def signature_term(cls, meta) -> Optional[str]:
         """"dynamic" for an inconsistency that only the dynamic form shows (the static model of that shape,
-        compiled alone, passes), followed by its root cause's op where each node's own error found one
+        inferred as often, passes: static_check), "again" for one its static model shows too, on a repeated
+        inference only; each followed by its root cause's op where each node's own error found one
         ("dynamic | Add"); otherwise the usual terms."""
         from nnfuzz.triage.dedup import root_op
 
         dyn = meta.dynamic
-        if not (isinstance(dyn, dict) and dyn.get("static") == STATIC_PASSES):
+        term = static_term(dyn.get("static")) if isinstance(dyn, dict) else None
+        if term is None:
             return None
         root = meta.root_cause
-        return f"dynamic | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else "dynamic"
+        return f"{term} | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else term
 
     def localizes(self, p: "Produced") -> bool:
         return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
@@ -207,18 +209,14 @@ def _expected_shapes(ctx: "RunContext", lane, p: "Produced"):
 
 
 def _static_at(ctx: "RunContext", lane, p: "Produced", fmt: str, k: int, ref, want=None) -> Optional[str]:
-    """The static model of shape ``k``, compiled alone and judged against the same reference (``want``: the
-    expected side's outputs at shape ``k``, else torch eager's): STATIC_PASSES (only the dynamic form
-    fails), "fails (<label>)", or None when the campaign's time bound cut it short."""
+    """static_check of the static model of shape ``k`` against the same reference (``want``: the expected
+    side's outputs at shape ``k``, else torch eager's)."""
     from nnfuzz.fuzz.context import run_bytes
     from nnfuzz.triage.judging import judge_run
 
-    res = run_bytes(ctx, lane.sandbox, _static_payload(p, fmt, k), p.shapes[k].input)
-    if res is None:
-        return None
     want = p.shapes[k].output if want is None else want
-    v = judge_run(res, want, ctx.info.engine, ctx.tolerances, ref).verdict
-    return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+    return static_check(lambda b, xs: run_bytes(ctx, lane.sandbox, b, xs), _static_payload(p, fmt, k), p.shapes[k].input,
+                        k, lambda r: judge_run(r, want, ctx.info.engine, ctx.tolerances, ref).verdict)
 
 
 def _localize_at(ctx: "RunContext", sandbox, p: "Produced", fmt: str, k: int, original):

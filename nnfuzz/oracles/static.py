@@ -1,5 +1,6 @@
 """``oracle=static``: a dynamic model compiled once against the static model of each of its shapes compiled
-alone, on the same system (docs/dynamic-shapes.md). A difference is the dynamic path's fault even where no
+alone and inferred as often as the dynamic compile was at that shape (triage/static_check.py), on the same
+system (docs/dynamic-shapes.md). A difference is the dynamic path's fault even where no
 reference is trusted: the static compile's outputs are the expected ones (the torch reference's float64
 twins at that shape tell rounding noise, as for ``oracle=optlevel``). Every model that can be dynamic is
 made dynamic; the others are not tested (counted as ``not_dynamic``).
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Skip, Tested, no_second_choice
 from nnfuzz.oracles.dynamic import DynamicShapes, _static_payload, _twins_at, count_dynamic
+from nnfuzz.triage.static_check import inferred_as_dynamic
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
@@ -63,9 +65,13 @@ class StaticShapes(DynamicShapes):
             return Tested(None)
         engine, tol = ctx.info.engine, ctx.tolerances
         every = [{"input": s.input, "output": s.output} for s in p.shapes]
+
+        def static_at(k):  # the static model of shape k, inferred k + 1 times as the dynamic one was
+            return inferred_as_dynamic(lambda b, xs: run_bytes(ctx, lane.sandbox, b, xs), _static_payload(p, fmt, k),
+                                       p.shapes[k].input, k)
         if dyn.status != "ok":  # the dynamic form failed at shape j: does the static model of j?
             j = dyn.shape or 0
-            static = run_bytes(ctx, lane.sandbox, _static_payload(p, fmt, j), p.shapes[j].input)
+            static = static_at(j)
             if static is None:
                 return Tested(None, dyn)
             judged = judge_run(dyn, None, engine, tol, p.shapes[j])
@@ -73,7 +79,7 @@ class StaticShapes(DynamicShapes):
                           shape=j, failed="dynamic" if static.status == "ok" else "both")
         judged = None
         for k, ref in enumerate(p.shapes):
-            static = run_bytes(ctx, lane.sandbox, _static_payload(p, fmt, k), ref.input)
+            static = static_at(k)
             if static is None:
                 return Tested(None, dyn)
             if static.status != "ok":  # the static compile of shape k fails where the dynamic one ran

@@ -7,9 +7,10 @@ A deleted node's outputs become graph inputs fed, at each shape, the value that 
 each of their axes takes the family's symbol whose sizes it has at every shape (none where its size is the
 same at every shape). An axis whose sizes follow no single symbol (``s0 + 3``, ``s0 * s1``) cannot become an
 input dim, so that node stays; a candidate left with no symbolic input dim is not tried (the bug was found
-dynamic and stays dynamic). A bug only the dynamic form shows (``dynamic.static`` ``passes``) holds for a
-candidate only when the static model of the failing shape, compiled alone, passes too. Shapes and
-attributes are not shrunk: the family's sizes are the bug's.
+dynamic and stays dynamic). A bug whose label the static check gave (``dynamic.static`` ``passes``: only the
+dynamic form fails; ``fails when inferred again``: only a repeated inference) holds for a candidate only
+when the static model of the failing shape, checked the same way (triage/static_check.py), gives
+that label again. Shapes and attributes are not shrunk: the family's sizes are the bug's.
 """
 from __future__ import annotations
 
@@ -135,11 +136,12 @@ class ShapesChecker:
                                               widened_of(self.sandbox.backend_info.name))
 
     def _meta(self, c, models, judged, k, res, shown, payload, loc):
-        from nnfuzz.oracles.dynamic import STATIC_PASSES
+        from nnfuzz.triage.static_check import static_term
         from nnfuzz.triage.judging import replay_meta
 
         static = self.meta.dynamic.get("static")
-        if static == STATIC_PASSES:  # found only in the dynamic form: a candidate must show it only there too
+        if static_term(static) is not None:  # a label the static check gave (only the dynamic form fails, or
+            # only a repeated inference): a candidate must keep it
             static = self._static_at(c, models[k], k, payload)
         dyn = {**self.meta.dynamic, **c.gir.family.to_json(), "shape": k, "compiles": res.compiles,
                "shapes_run": len(res.shapes) if res.shapes is not None else k + 1, "static": static}
@@ -147,18 +149,18 @@ class ShapesChecker:
             .replace(dynamic=dyn)
 
     def _static_at(self, c: ShapesCandidate, model, k: int, payload: bytes) -> str:
-        """The static model of shape ``k`` (``model``; ``payload``: the dynamic one) compiled alone: "passes" or
-        "fails (<verdict>)", as oracles/dynamic.py judges it."""
+        """The static model of shape ``k`` (``model``; ``payload``: the dynamic one) checked as oracles/dynamic.py
+        checks it (static_check): "passes", "fails when inferred again (<verdict>)" or "fails (<verdict>)"."""
         from nnfuzz.materialize.dynamic import at_shape
         from nnfuzz.materialize.portable import model_payload
-        from nnfuzz.oracles.dynamic import STATIC_PASSES
+        from nnfuzz.triage.static_check import static_check
         from nnfuzz.triage.judging import judge_run
 
         static = at_shape(payload, model.gir) if self.fmt == "onnx" else \
             model_payload(model.gir, model.weights, None, self.fmt)
-        res = self.sandbox.run(static, dict(c.shapes[k]))
-        v = judge_run(res, model.oracle.output, self.sandbox.backend_info.engine, self.tol, model.oracle).verdict
-        return STATIC_PASSES if not v.is_bug else f"fails ({v.label})"
+        engine = self.sandbox.backend_info.engine
+        return static_check(self.sandbox.run, static, c.shapes[k], k,
+                            lambda r: judge_run(r, model.oracle.output, engine, self.tol, model.oracle).verdict)
 
     def payload(self, c, model) -> bytes:
         """The last candidate checked (``c``): its dynamic model, as the bug's folder holds it."""

@@ -3,9 +3,9 @@ saved by an earlier nnfuzz (or before a system changed) is signed by today's rul
 
 Each folder is replayed (triage/repro.py) on the system and options it records, one sandbox per system;
 where it still shows its symptom, its meta.json takes the replay's localization (``root_cause``,
-``first_divergent_node``, blame) and signature. A folder that no longer shows a bug keeps its record and
-gets ``recheck`` saying so (an inconsistency now judged rounding noise says "noise"). Nothing else in a
-folder changes; meta.json is replaced atomically.
+``first_divergent_node``, blame), a dynamic bug's static check (``dynamic.static``) and signature. A folder
+that no longer shows a bug keeps its record and gets ``recheck`` saying so (an inconsistency now judged
+rounding noise says "noise"). Nothing else in a folder changes; meta.json is replaced atomically.
 """
 from __future__ import annotations
 
@@ -66,6 +66,8 @@ def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
     else:
         meta = bug.meta.replace(**{k: getattr(r.meta, k) for k in LOCALIZATION},
                                 extra={**bug.meta.extra, "recheck": record})
+        if bug.meta.dynamic is not None and r.meta.dynamic is not None:  # the static check made again (repro.py)
+            meta = meta.replace(dynamic={**bug.meta.dynamic, "static": r.meta.dynamic.get("static")})
         if meta.symptom == "crash":
             meta = meta.replace(root_cause=_crash_root(bug, meta, sandbox))
         meta = meta.replace(signature=signature(meta, read_err_log(bug.path)))

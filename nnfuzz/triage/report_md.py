@@ -35,12 +35,17 @@ def facts(bug, backend: str) -> dict:
 
 def _dynamic(dyn) -> str:
     """For a dynamic model's bug (docs/dynamic-shapes.md): its symbolic dims, the shapes it ran and the one it
-    failed at, and whether the static model of that shape is right."""
+    failed at, and what the static check of that shape found (triage/static_check.py)."""
     if not isinstance(dyn, dict) or not dyn.get("assignments"):
         return ""
     k, sizes = dyn.get("shape"), dyn["assignments"]
     at = f"; it fails at shape {k} {sizes[k]}" if isinstance(k, int) and 0 <= k < len(sizes) else ""
-    static = "; the static model of that shape, compiled alone, is right" if dyn.get("static") == "passes" else ""
+    from nnfuzz.triage.static_check import static_term
+
+    static = {"dynamic": "; the static model of that shape, compiled alone and inferred as often as the dynamic "
+                         "one was, is right",
+              "again": "; the static model of that shape, compiled alone, is right on its first inference and "
+                       "wrong on the last, as the dynamic one"}.get(static_term(dyn.get("static")), "")
     return (f"\n\nThe model has symbolic input dims ({dyn.get('dims')}); it is compiled once and run at "
             f"{len(sizes)} shapes ({sizes}){at}{static}.")
 

@@ -57,7 +57,9 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     loc, meta = None, bug.meta.replace(system=info.name)
     payload = bug_payload(bug, replay_format(bug, info))
     if bug.meta.dynamic is not None and o.get("shapes"):  # a dynamic model: one compile, every shape again
-        judged, res, loc = _replay_shapes(bug, sandbox, payload, ref, tolerances)
+        judged, res, loc, static = _replay_shapes(bug, sandbox, payload, ref, tolerances)
+        if static is not None:  # the static check made again: the label follows today's
+            meta = meta.replace(dynamic={**bug.meta.dynamic, "static": static})
     elif bug.meta.rewrite is not None or bug.meta.invalid is not None:
         res = sandbox.run(payload, bug.oracle["input"])
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
@@ -88,9 +90,10 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
 
 
 def _replay_shapes(bug, sandbox, payload, ref, tolerances):
-    """(Judged, the RunResult of the shape judged, its Localization or None) for a dynamic model's bug
-    (meta.json ``dynamic``): compiled once and run at every shape oracle.pkl holds, judged as the campaign
-    judged it (oracles/dynamic.py); an inconsistency is localized at its shape (triage/dynamic_local.py)."""
+    """(Judged, the RunResult of the shape judged, its Localization or None, meta.json ``dynamic.static`` now or
+    None) for a dynamic model's bug (meta.json ``dynamic``): compiled once and run at every shape oracle.pkl
+    holds, judged as the campaign judged it (oracles/dynamic.py); an inconsistency is localized at its shape
+    (triage/dynamic_local.py) and, where the folder records a static check, that check is made again there."""
     from nnfuzz.materialize.model import ReferenceData
     from nnfuzz.triage.dynamic_local import settle_shapes
 
@@ -101,8 +104,40 @@ def _replay_shapes(bug, sandbox, payload, ref, tolerances):
     res = sandbox.run(payload, [r.input for r in refs])
     local = None if bug.gir_text is None else (lambda k, outputs: _local_at(bug, sandbox, tolerances, k,
                                                                            [r.input for r in refs], outputs))
-    judged, _, shown, loc = settle_shapes(res, refs, sandbox.backend_info.engine, tolerances, None, local)
-    return judged, shown, loc
+    judged, k, shown, loc = settle_shapes(res, refs, sandbox.backend_info.engine, tolerances, None, local)
+    static = _static_check(bug, sandbox, payload, refs, k, tolerances) if judged.verdict.is_bug else None
+    return judged, shown, loc, static
+
+
+def _static_check(bug, sandbox, payload, refs, k, tolerances):
+    """The static check of a dynamic bug's replay failing at shape ``k`` (triage/static_check.py), as a
+    campaign makes it now; None where the folder records none (``oracle=static``: its own comparison) or
+    lacks gir.json or a weight to write the static model of shape ``k`` from."""
+    import dataclasses as dc
+
+    from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.triage.static_check import static_check
+    from nnfuzz.triage.judging import judge_run
+
+    if not isinstance(bug.meta.dynamic.get("static"), str) or k is None or bug.gir_text is None:
+        return None
+    gir = dc.replace(GraphIR.loads(bug.gir_text), family=ShapeFamily.from_json(bug.meta.dynamic)).at(k)
+    fmt = replay_format(bug, sandbox.backend_info)
+    if fmt == "onnx":
+        from nnfuzz.materialize.dynamic import at_shape
+
+        static = at_shape(payload, gir)
+    else:
+        from nnfuzz.materialize.portable import model_payload
+        from nnfuzz.triage.bugstore import bug_weights
+
+        weights = bug_weights(bug)
+        if weights is None:
+            return None
+        static = model_payload(gir, weights, None, fmt, bug.meta.seed or 0)
+    engine = sandbox.backend_info.engine
+    return static_check(sandbox.run, static, refs[k].input, k,
+                        lambda r: judge_run(r, refs[k].output, engine, tolerances, refs[k]).verdict)
 
 
 def _local_at(bug, sandbox, tolerances, k: int, shape_inputs, original):

@@ -7,6 +7,7 @@ graphs, and as few compiles as the checks need. The compiled models run in a con
 the run.
 """
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,6 +113,28 @@ def test_cache_dir_option_sets_inductors_cache_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", cache_dir())  # restored after the test
     get_backend("inductor-cpu", cache_dir=str(tmp_path / "inductor"))
     assert cache_dir() == str(tmp_path / "inductor")
+
+
+@pytest.mark.slow
+def test_each_sandbox_worker_compiles_into_its_own_directory_removed_with_it():
+    """A worker killed mid-compile (a timeout) left a truncated kernel .so in inductor's shared cache, and the
+    test's retry on a fresh worker loaded it ("ImportError: ... file too short"): a false crash. With
+    cache_dir null, each worker's kernels go to its own scratch directory, gone when the worker goes, and
+    its replacement compiles into a fresh one."""
+    import os
+    import signal
+
+    model = make_model(2)
+    with Sandbox("inductor-cpu", test_timeout=300) as sb:
+        assert sb.run_model(model, model.oracle.input).status == "ok"
+        first = sb._worker.scratch
+        assert any((Path(first) / "inductor").rglob("*.so")), "the kernels were not compiled into the scratch"
+        os.kill(sb._worker.pid, signal.SIGKILL)  # as a timeout kills it
+        r = sb.run_model(model, model.oracle.input)  # on a fresh worker
+        assert r.status == "ok", (r.error, r.detail)
+        second = sb._worker.scratch
+        assert second != first and not Path(first).exists() and any((Path(second) / "inductor").rglob("*.so"))
+    assert not Path(second).exists()
 
 
 @pytest.mark.slow

@@ -71,7 +71,7 @@ def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
     bug = load_bug(folders(cc.out)[0])
     dyn = bug.meta.dynamic
     assert dyn["shape"] == 1 and dyn["compiles"] == 1 and len(dyn["assignments"]) >= 2
-    assert dyn["static"] == "passes"  # shape 1's static model, compiled alone, runs once: right
+    assert dyn["static"] == "passes"  # shape 1's static model, compiled alone, inferred twice at its one shape: right
     assert "| dynamic |" in bug.meta.signature
     want = {i: [d if s is None else dyn["assignments"][1][s] for d, s in zip(bug.oracle["input"][i].shape, axes)]
             for i, axes in dyn["dims"].items()}
