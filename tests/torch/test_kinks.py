@@ -103,3 +103,34 @@ def test_every_ranked_kink_names_attributes_of_its_op():
     with pytest.raises(ValueError, match="ranked='rows'"):
         Kink(ranked="rows")
 
+
+
+def test_a_kink_hit_by_cancellation_leaves_the_gradient_undetermined():
+    """The xla-cpu campaign's case (tests/cases/xla-grad-kink-cancellation): |max(v) - v| with v = (x - w)^2.
+    At the maximum the Sub gives exactly 0 in eager; XLA computes v again inside the Sub's kernel with an FMA
+    (4e-6), and the two backward uses of |.|'s derivative there disagreed: a gradient off by 33.6. Such a
+    hit is no gradient test; an exact hit made by a clamp (a Relu's 0), or a Sub that is not a cancellation,
+    leaves the test alone."""
+    import pickle
+    from pathlib import Path
+
+    from graphs import chain
+    from nnfuzz.abstract import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.torch.kinks import cancelled_kink
+    from nnfuzz.ops.binary.spec import Sub
+    from nnfuzz.ops.elementwise.spec import Abs
+
+    case = Path(__file__).parents[1] / "cases" / "xla-grad-kink-cancellation"
+    gir = GraphIR.loads((case / "gir.json").read_text())
+    inputs = pickle.loads((case / "oracle.pkl").read_bytes())["input"]
+    why = cancelled_kink(gir, {}, inputs)
+    assert why is not None and "Abs" in why and "Sub" in why, why
+    assert cancelled_kink(chain(Relu(), Relu(), shape=(3,)), {}, {"x": np.array([-1, 0, 2], np.float32)}) is None
+    assert cancelled_kink(chain(Abs(), shape=(3,)), {}, {"x": np.array([-1, 0, 2], np.float32)}) is None
+    t = AbsTensor([2], DType.float32)
+    sub = GraphIR(vars={"a": t, "b": t, "d": t, "y": t}, inputs=["a", "b"],
+                  insts=[Inst(Sub(), ["a", "b"], ["d"]), Inst(Abs(), ["d"], ["y"])], outputs=["y"]).check()
+    zero = np.zeros(2, np.float32)
+    assert cancelled_kink(sub, {}, {"a": np.array([1, 0], np.float32), "b": zero}) is None  # 0 - 0: no cancellation
+    assert cancelled_kink(sub, {}, {"a": np.array([1, 3], np.float32), "b": np.array([2, 3], np.float32)}) is not None

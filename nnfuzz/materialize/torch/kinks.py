@@ -119,3 +119,37 @@ def with_kinks(loss: Optional[Callable], cls) -> Optional[Callable]:
         return out
 
     return total
+
+
+def cancelled_kink(gir, weights, inputs) -> Optional[str]:
+    """Why the gradient at these values is not determined by the graph, or None: an op's input lies exactly
+    on one of its kink points where an Add or Sub made it by cancellation (``max(v) - v`` at the maximum: no
+    operand alone is the result). The search leaves exact hits alone because every system computes them
+    alike, and a cancellation breaks that: a compiler that computes an operand again inside the Sub's kernel
+    with an FMA gets a residual of a fraction of an ulp (XLA: 4e-6 where eager has 0), and |.|'s derivative
+    there is 0 in one and 1 in the other."""
+    from nnfuzz.materialize.torch.grad import _torch_of
+    from nnfuzz.materialize.torch.module import GraphModule
+    from nnfuzz.ops.binary.spec import Add, Sub
+
+    module = GraphModule(gir, weights).eval()
+    env = _torch_of(gir, {i: inputs[i] for i in gir.inputs})
+    env.update((w, getattr(module, w)) for w in gir.weights)
+    made_by = {}
+    with torch.no_grad():
+        for fn, inst in zip(module._fns, gir.insts):
+            for index, kink in type(inst.op).kinks.items():
+                producer = made_by.get(inst.inputs[index]) if index < len(inst.inputs) else None
+                if producer is None or not isinstance(producer.op, (Add, Sub)):
+                    continue
+                x = env[inst.inputs[index]]
+                a, b = torch.broadcast_tensors(*(env[v] for v in producer.inputs))
+                for p in kink.points_of(inst.op):
+                    if bool(((x == p) & (a != x) & (b != x)).any()):
+                        return (f"{type(inst.op).__name__}'s input {inst.inputs[index]} is exactly on its kink at {p:g} "
+                                f"by cancellation in {type(producer.op).__name__}: the gradient there depends on rounding")
+            out = fn(inst.op, *(env[v] for v in inst.inputs))
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            env.update(zip(inst.outputs, outs))
+            made_by.update((v, inst) for v in inst.outputs)
+    return None
