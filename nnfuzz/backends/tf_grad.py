@@ -46,7 +46,8 @@ def grad_step(graph, spec, jit_compile=None, entering=None) -> TfGradStep:
             entering("backward")
         grads = tape.gradient(targets, sources, output_gradients=ups,
                               unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return list(outs) + list(grads)
+        # a gather's gradient is sparse (IndexedSlices: values at the gathered rows); dense, as torch gives it
+        return list(outs) + [tf.convert_to_tensor(g) for g in grads]
 
     if jit_compile is None:
         return TfGradStep(graph, spec, step)

@@ -12,6 +12,10 @@ KNOWN = (
     # oracle=grad: TF registers no gradient function for some ops (TruncateMod: tf.truncatemod, nnfuzz's
     # Fmod), where torch has one; TF says so, and the gradient test cannot run there
     Known(r"gradient registry has no entry for: \w+", note="TF defines no gradient for this op"),
+    # a dilated transposed convolution (nnfuzz's ConvTranspose; also the gradient of a dilated Conv): TF's CPU
+    # kernel says it has none
+    Known(r"Current CPU implementations do not yet support dilation rates larger than 1",
+          note="TF's CPU Conv2DBackpropInput takes no dilation"),
 )
 
 KNOWN_TFLITE = (

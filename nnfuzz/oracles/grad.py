@@ -98,8 +98,9 @@ class Grad(Oracle):
             other, why, side, theirs = expected_outputs(ctx, lane, p)
             if why == "cut":
                 return Tested(None, res)
-            if why is not None:
-                return Tested(why, res, side, reference=ref, expected_result=theirs)
+            if why is not None:  # the expected side failed: in its part, as repro signs it from that run
+                part = theirs.part if theirs is not None and why.is_bug else None
+                return Tested(why, res, side, reference=ref, expected_result=theirs, failed=part)
             if other is None:  # NaN/Inf on the expected side: undefined, nothing to compare
                 return Tested(Verdict.passed(), res, reference=ref, expected_result=theirs)
             ref = ReferenceData(ref.input, other, ref.output_f64, ref.output_f64_jitter)

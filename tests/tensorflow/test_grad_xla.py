@@ -78,6 +78,26 @@ def test_an_xla_gradient_bug_reduces_against_tf_eager(tmp_path):
         np.testing.assert_allclose(got[g], 2 * theirs[g], rtol=1e-6)
 
 
+def test_a_gathers_sparse_gradient_comes_out_dense_on_xla_and_tf_eager():
+    """TF's gradient of a gather is IndexedSlices (the gathered rows only): an xla-cpu campaign crashed on its
+    .numpy() (a false crash, 1 Gather). Dense, it matches torch eager's, rows gathered twice summed."""
+    from graphs import chain
+
+    from nnfuzz.backends.tf import TfEagerBackend, XlaCpuBackend
+    from nnfuzz.materialize.portable import pack
+    from nnfuzz.materialize.torch.grad import eager
+    from nnfuzz.ops.combine.spec import Gather
+    from nnfuzz.verdict import compare
+
+    gir = chain(Gather(0, 2, 0, 2), shape=(3, 2))
+    x = {"x": np.arange(6, dtype=np.float32).reshape(3, 2)}
+    spec, upstream, expected = eager(gir, {}, x, seed=5)
+    payload = pack(gir.dumps(), {}, None, spec.to_json())
+    for backend in (TfEagerBackend(), XlaCpuBackend()):
+        got = backend.run(backend.compile(payload), {**x, **upstream})
+        assert not compare(expected, got).is_bug, backend.name
+        assert np.all(got["grad:x"][1] == 0) and np.any(got["grad:x"][[0, 2]] != 0)
+
 def test_the_kept_tf_eager_gradient_crash_reduces_on_tf_eager_keeping_its_signature(tmp_path, capsys):
     """bugs/kept/0075: TF eager's MaxPool3D gradient crashes (found via xla-cpu; the bug is the expected side's,
     so it reduces on tf-cpu alone). `nnfuzz reduce` on its original 6-node folder: one node, signature kept."""
@@ -123,3 +143,21 @@ def test_a_campaigns_background_reducer_reduces_an_xla_gradient_bug_against_tf_e
     meta = json.loads((tmp_path / "bugs" / "0000" / "meta.json").read_text())
     assert meta["reduced"]["nodes_after"] < meta["reduced"]["nodes_before"], meta["reduced"]
     assert meta["signature"] == "wrongxla-cpu | inconsistency | backward | values"
+
+
+def test_a_campaign_signs_tf_eagers_backward_crash_as_repro_does_and_knows_it_kept(tmp_path):
+    """The expected side's crash is signed in the part its run failed in: a 30-minute xla-cpu campaign saved TF
+    eager's 5-D pool gradient crash (bugs/kept/0075) without the ``backward`` term, so it neither matched the
+    kept bug nor repro's signature of its own folder. One MaxPool3d: known, as 0075."""
+    from nnfuzz.fuzz.campaign import CampaignConfig, run_campaign
+    from nnfuzz.generate.policy import GenPolicy
+    from nnfuzz.fuzz.runlog import read_log
+
+    cc = CampaignConfig(backend="xla-cpu", backend_options={}, out=tmp_path / "bugs", ui="plain", executor="inprocess",
+                        time_s=180.0, probe=False, reduce=False, oracle="grad", max_tests=2, steer_known=False,
+                        keep_per_signature=0,
+                        policy=GenPolicy(max_nodes=1, dtypes=["float32"], include=["MaxPool3d"], seed=3))
+    counters = run_campaign(cc)
+    assert counters.nnfuzz_errors == 0 and counters.known_hits >= 1 and counters.new_root_causes == 0, counters
+    signed = {r.get("signature") for r in read_log(tmp_path / "bugs") if r.get("signature")}
+    assert signed == {"tf-cpu | crash | execute | backward | AttributeError | <name> object has no attribute <name>"}
