@@ -74,5 +74,9 @@ def test_producers_that_die_again_and_again_without_a_model_end_the_campaign_nam
         run_campaign(cc)
     recs = list(read_log(cc.out))
     died = [r["producer_died"] for r in recs if "producer_died" in r]
-    assert [d["index"] for d in died] == list(range(2, 2 + MAX_QUIET_DEATHS)), died  # each one logged, then the end
+    # each death logged, then the end; one more when the first death took the model before it (index 1) still
+    # unsent in the dying producer's queue feeder: the restarted producer makes it again, which resets the count
+    # (seen once under a full suite's load: deaths at 2, 3, 4, 5)
+    indices = [d["index"] for d in died]
+    assert indices == list(range(2, 2 + len(indices))) and len(indices) in (MAX_QUIET_DEATHS, MAX_QUIET_DEATHS + 1), died
     assert {r["seed"] for r in recs if "verdict" in r} <= {700, 701}
