@@ -36,7 +36,9 @@ Row = Tuple[tuple, tuple]
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("NNFUZZ_CACHE", Path.home() / ".cache" / "nnfuzz")) / "probe"
+    from nnfuzz.cache_root import cache_root
+
+    return cache_root() / "probe"
 
 
 def row_key(row: Row) -> str:

@@ -138,6 +138,23 @@ def test_each_sandbox_worker_compiles_into_its_own_directory_removed_with_it():
 
 
 @pytest.mark.slow
+def test_a_fresh_workers_own_directory_starts_from_the_first_warm_up(tmp_path, monkeypatch):
+    """The first worker leaves its cache as it was right after its warm-up in NNFUZZ_CACHE/inductor-warm; the
+    next worker's own directory starts as a copy (its warm-up's C++ kernel is there before it compiles)."""
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    with Sandbox("inductor-cpu", test_timeout=300) as first:
+        first.start()
+    (seed,) = (tmp_path / "cache" / "inductor-warm").iterdir()
+    kernels = {p.name for p in seed.rglob("*.so")}
+    assert kernels
+    with Sandbox("inductor-cpu", test_timeout=300) as second:
+        second.start()
+        own = Path(second._worker.scratch) / "inductor"
+        assert kernels <= {p.name for p in own.rglob("*.so")}
+    assert not list(seed.parent.glob(seed.name + ".*"))  # no copy left beside it
+
+
+@pytest.mark.slow
 def test_sandbox_runs_a_model_and_stages_a_compile_failure():
     """In the sandbox: a model runs ("ok"); a graph inductor cannot compile fails in the "compile" stage
     (the warm-up call compiles) and is judged a bug, not unsupported."""
