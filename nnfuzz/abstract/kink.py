@@ -19,7 +19,11 @@ RANKED = ("axis", "window", "spatial")  # the groups a ranked kink orders (see K
 class Kink:
     """The kink points of one input: ``points``, the values of the op's attributes named in ``attrs``
     (``mirrored``: also their negatives, for |x| > lambd), every ``offset + k * period`` (``period`` > 0:
-    floor, round), and, with ``ties``, wherever the input equals input ``ties_with`` (max, min).
+    floor, round), with ``ties``, wherever the input equals input ``ties_with`` (max, min), and, with
+    ``ratio_with``, wherever the input divided by input ``ratio_with`` is an integer (FloorMod, Fmod: their
+    value jumps there, and their derivative in the divisor is minus the rounded quotient). An exact hit of a
+    ratio kink counts too: a compiler computes the quotient its own way (XLA turns x / pow(a, b) into
+    x * pow(a, -b), 1 ulp off), and floor(x / x) becomes 0 instead of 1.
 
     A ranked kink (``ranked``) is where the order of a group's leading values changes: the groups are the
     lines along the op's ``axis`` ("axis": ReduceMax, ArgMax, TopK), its pooling windows ("window": the
@@ -35,6 +39,7 @@ class Kink:
     period: float = 0.0
     offset: float = 0.0
     ties_with: int = -1
+    ratio_with: int = -1
     ranked: str = ""
     top: Union[int, str] = 1
     largest: Union[bool, str] = True

@@ -153,10 +153,18 @@ def _graphs_compiled() -> int:
 def mark_dynamic(torch, gir, inputs, how: str) -> None:
     """Mark every symbolic axis of the family's inputs: ``unbacked`` (``mark_unbacked``: one graph for
     every size, 1 included; what a dynamic ONNX model is) or ``backed`` (``mark_dynamic``, dynamo's
-    default path: a size 0 or 1 is specialized, so a shape with a 1 there recompiles, and is counted)."""
+    default path: a size 0 or 1 is specialized, so a shape with a 1 there recompiles, and is counted).
+    A symbol that broadcasting stretches from 1 at some shape (``generate.dynamic.broadcast_ones``) is
+    not marked (``dynamic=True`` keeps it symbolic, specialized where torch must): torch reports an
+    unbacked size as never 1, so it compiles that broadcast as an equality of the sizes and fails its own
+    guard on the size-1 input ("Guard failed on the same frame it was created"), and a ``mark_dynamic``
+    size that the broadcast then equals to a static size is a ConstraintViolationError."""
+    from nnfuzz.generate.dynamic import broadcast_ones
+
+    stretched = broadcast_ones(gir)
     for name, t in zip(gir.inputs, inputs):
         for axis, sym in enumerate(gir.family.dims.get(name) or ()):
-            if sym is None:
+            if sym is None or sym in stretched:
                 continue
             if how == "unbacked":
                 torch._dynamo.decorators.mark_unbacked(t, axis)

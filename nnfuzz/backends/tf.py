@@ -92,6 +92,7 @@ class XlaCpuBackend(_TfBackend):
     dynamic_forms = ("tf",)
     dynamic_share = 0.0
     gradients = True  # oracle=grad: the tape's gradients inside the compiled function (backends/tf_grad.py)
+    precision_allowance = dict.fromkeys(("float16", "bfloat16"), tf_knowledge.XLA_EXCESS_PRECISION)
 
     def __init__(self, jit_compile: bool = True, **options):
         super().__init__(jit_compile=jit_compile, **options)

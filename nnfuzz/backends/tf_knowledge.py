@@ -18,6 +18,12 @@ KNOWN = (
           note="TF's CPU Conv2DBackpropInput takes no dilation"),
 )
 
+# XLA's flag xla_allow_excess_precision (on by default): a float16/bfloat16 value inside a fused computation may
+# stay in float32, unrounded (an xla-cpu campaign: MeanVarianceNormalization in bfloat16, then a Cast to float32,
+# gave the float32 value, 1 bfloat16 ulp from the rounded one the graph asks for)
+XLA_EXCESS_PRECISION = ("XLA keeps float16 and bfloat16 values inside its fused computations in float32 and may skip "
+                        "rounding them between ops (xla_allow_excess_precision, on by default)")
+
 KNOWN_TFLITE = (
     Known(r"op is neither a custom op nor a flex op|failed to legalize operation|"
           r"Some ops are not supported by the native TFLite runtime",

@@ -13,9 +13,10 @@ size bin) and random bins, each as near as the rules allow, and each re-checked 
 from __future__ import annotations
 
 import random
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 import z3
+from z3 import z3util
 
 from nnfuzz.abstract import arith
 from nnfuzz.abstract.tensor import AbsTensor
@@ -159,3 +160,49 @@ def _valid(gir: GraphIR, dims, assignments, max_elems: int) -> bool:
                                 "type_transfer/requires must agree on symbolic and concrete dims "
                                 "(docs/operator-api.md)") from e
     return all(int(arith.prod(t.shape)) <= max_elems and all(d >= 1 for d in t.shape) for t in g.vars.values())
+
+
+def broadcast_ones(gir: GraphIR) -> Set[str]:
+    """The family's symbols that broadcasting stretches from size 1 at some shape: an op's input axis
+    whose size depends on symbols is 1 there, while another input has the output's size (> 1) on that
+    axis (aligned from the right); the symbols of that size that are 1 there are named (all of its
+    symbols if none is). torch's ``mark_unbacked`` reports a size as never 1, so one graph cannot serve
+    such a symbol (backends/inductor.py marks it backed). Conservative: a non-broadcasting op whose
+    inputs happen to align so (a MatMul's contracted 1 beside its column count) names its symbols too;
+    a graph whose rules cannot be posed symbolically names every symbol."""
+    fam = gir.family
+    if fam is None:
+        return set()
+    ctx = z3.Context()
+    syms = {s: z3.Int(s, ctx) for s in fam.symbols()}
+    vars = dict(gir.vars)
+    for i, axes in fam.dims.items():
+        t = gir.vars[i]
+        vars[i] = AbsTensor([syms[s] if s else int(d) for d, s in zip(t.shape, axes)], t.dtype)
+    graphs = [gir.at(k) for k in range(gir.n_shapes)]
+    found: Set[str] = set()
+    try:
+        for inst in gir.insts:
+            ins = [vars[v].shape for v in inst.inputs]
+            for k, g in enumerate(graphs):
+                found |= _stretched(inst, ins, g, fam.assignments[k], syms)
+            vars.update(zip(inst.outputs, inst.op.checked_type_transfer([vars[v] for v in inst.inputs])))
+    except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims
+        return set(fam.symbols())
+    return found
+
+
+def _stretched(inst, sym_ins, g: GraphIR, sizes: Dict[str, int], syms) -> Set[str]:
+    """broadcast_ones at one shape (``g``, the symbols' ``sizes``) for one instruction."""
+    ins = [g.vars[v].shape for v in inst.inputs]
+    found = set()
+    for out in (g.vars[v].shape for v in inst.outputs):
+        for a in range(1, len(out) + 1):
+            if int(out[-a]) <= 1 or int(out[-a]) not in [int(s[-a]) for s in ins if len(s) >= a]:
+                continue
+            for s, e in zip(ins, sym_ins):
+                if len(s) < a or int(s[-a]) != 1 or not arith.is_sym(e[-a]):
+                    continue
+                names = [str(x) for x in z3util.get_vars(e[-a]) if str(x) in syms]
+                found.update([x for x in names if sizes[x] == 1] or names)
+    return found

@@ -55,6 +55,7 @@ class Grad(Oracle):
         and eager's gradients among the expected outputs; none when no gradient is defined."""
         from nnfuzz.materialize.model import ReferenceData
         from nnfuzz.materialize.torch.grad import eager
+        from nnfuzz.materialize.torch.kinks import cancelled_kink
         from nnfuzz.materialize.values import all_finite
 
         if p.gir_text is None or p.values_undefined or p.reference.output is None:
@@ -69,6 +70,10 @@ class Grad(Oracle):
             return True
         if not all_finite(expected):
             p.rec["grad"] = {"none": "a gradient is not finite in torch eager (undefined)"}
+            return True
+        why = cancelled_kink(model.gir, model.weights, p.reference.input)
+        if why is not None:  # no value search can move it: max(v) - v is 0 at the maximum whatever v is
+            p.rec["grad"] = {"none": why}
             return True
         p.grad = spec.to_json()
         p.reference = ReferenceData({**p.reference.input, **upstream}, expected)

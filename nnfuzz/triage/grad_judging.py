@@ -39,7 +39,7 @@ def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = No
     one it ended in (RunResult.part). The forward outputs are
     judged first and settled by ``settle(judged, actual, expected)`` (local.settle's result: each node's
     own error); when they match, the gradients, with gradient tolerances (materialize/torch/grad.py)."""
-    from nnfuzz.materialize.torch.grad import is_grad, tolerances as grad_tolerances
+    from nnfuzz.materialize.torch.grad import is_grad, tolerances as grad_tolerances, with_own_error
     from nnfuzz.triage.judging import judge_run
     from nnfuzz.triage.localize import Localization
     from nnfuzz.verdict import Symptom
@@ -60,6 +60,8 @@ def judge_grad(res, ref, engine: str, tolerances, twins: Optional[Callable] = No
     if judged.verdict.is_bug:
         return judged, None, loc, checked
     back = judge_run(res, grads, engine, tol, judged.reference, twins)
+    if back.verdict.symptom is Symptom.inconsistency and back.reference.output_f64 is not None:
+        back = judge_run(res, grads, engine, with_own_error(tol, grads, back.reference.output_f64), back.reference)
     if back.verdict.symptom is not Symptom.inconsistency:
         return back, None, loc, checked
     return back, "backward", Localization(None, "system-under-test", BACKWARD_NOTE), checked

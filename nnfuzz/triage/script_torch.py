@@ -71,14 +71,17 @@ _STATIC = 'fn = torch.compile(module, backend="inductor", fullgraph=True, dynami
 # compiled once with dynamic=True, its symbolic axes marked on the first shape's inputs as the backend marks them
 _DYNAMIC = '''fn = torch.compile(module, backend="inductor", fullgraph=True, dynamic=True)
 MARK = {mark}  # how nnfuzz marked the symbolic axes (backend.options.dynamic)
+UNMARKED = {unmarked}  # the symbols broadcasting stretches from 1: left to dynamic=True
 
 
 def first_call(xs):
     for name, x in zip(INPUT_NAMES, xs):
         for axis, symbol in enumerate(DIMS.get(name) or ()):
-            if symbol is not None and MARK == "unbacked":
+            if symbol is None or symbol in UNMARKED:
+                continue
+            if MARK == "unbacked":
                 torch._dynamo.decorators.mark_unbacked(x, axis)
-            elif symbol is not None and x.shape[axis] > 1:
+            elif x.shape[axis] > 1:
                 torch._dynamo.mark_dynamic(x, axis)
     return xs
 '''
@@ -174,7 +177,10 @@ def torch_script(bug, backend: str, head: dict) -> str:
     if dynamic:
         mark = (bug.meta.backend_options or {}).get("dynamic", "unbacked")
         values = f"DIMS = {dict(gir.family.dims)!r}  # symbolic input dims (None: static)\n" + shapes_source(bug)
-        compile_, run = _DYNAMIC.format(mark=repr(mark)), ""
+        from nnfuzz.generate.dynamic import broadcast_ones
+
+        compile_ = _DYNAMIC.format(mark=repr(mark), unmarked=repr(sorted(broadcast_ones(gir))))
+        run = ""
     text = _HEAD.format(
         compile=compile_,
         run=run, b64array=B64ARRAY, code="\n".join(f"#   {line}" for line in code.strip().splitlines()),

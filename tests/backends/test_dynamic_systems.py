@@ -119,3 +119,30 @@ def test_tvm_relax_native_model_with_symbolic_shape_vars(layout_seed):
     for got, ref in zip(res.shapes, b.shapes):
         assert got["v1"].shape == ref.output["v1"].shape
         np.testing.assert_allclose(got["v1"], ref.output["v1"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["unbacked", "backed"])
+def test_inductor_serves_a_symbol_that_broadcasts_from_1(how):
+    """The H100 campaigns' false crash, as a one-Add model: a[1, s0, s1] + b[12, s1] with s0 1 at shape 0
+    (stretched to 12) and 12 at shape 1. Marked unbacked (torch reports that size as never 1), dynamo
+    compiled the broadcast as s0 == 12 and failed its own guard on shape 0's input ("Guard failed on the
+    same frame it was created"); marked backed, the same equality was a ConstraintViolationError. The
+    backend leaves such a symbol to dynamic=True: every shape runs and matches."""
+    pytest.importorskip("torch._inductor")
+    from nnfuzz.abstract import AbsTensor, DType
+    from nnfuzz.gir import Inst, ShapeFamily
+    from nnfuzz.ops.binary.spec import Add
+
+    a, b = AbsTensor([1, 1, 11], DType.float32), AbsTensor([12, 11], DType.float32)
+    g = GraphIR(vars={"a": a, "b": b, "y": Add().checked_type_transfer([a, b])[0]}, inputs=["a", "b"],
+                insts=[Inst(Add(), ["a", "b"], ["y"])], outputs=["y"]).check()
+    g.family = ShapeFamily({"a": [None, "s0", "s1"], "b": [None, "s1"]},
+                           [{"s0": 1, "s1": 11}, {"s0": 12, "s1": 65}, {"s0": 1, "s1": 3}])
+    rng = np.random.default_rng(0)
+    shapes = [{"a": rng.standard_normal((1, s["s0"], s["s1"]), dtype=np.float32),
+               "b": rng.standard_normal((12, s["s1"]), dtype=np.float32)} for s in g.family.assignments]
+    with Sandbox("inductor-cpu", {"dynamic": how}, test_timeout=120) as sb:
+        res = sb.run(pack(g.dumps(), {}), shapes)
+    assert res.ok, res.error
+    for got, x in zip(res.shapes, shapes):
+        np.testing.assert_allclose(got["y"], x["a"] + x["b"], rtol=1e-6)

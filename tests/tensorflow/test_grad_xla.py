@@ -161,3 +161,18 @@ def test_a_campaign_signs_tf_eagers_backward_crash_as_repro_does_and_knows_it_ke
     assert counters.nnfuzz_errors == 0 and counters.known_hits >= 1 and counters.new_root_causes == 0, counters
     signed = {r.get("signature") for r in read_log(tmp_path / "bugs") if r.get("signature")}
     assert signed == {"tf-cpu | crash | execute | backward | AttributeError | <name> object has no attribute <name>"}
+
+
+def test_a_gradient_that_cancels_whole_is_judged_by_the_references_own_error(tmp_path):
+    """tests/cases/xla-grad-f16-cancellation: d/dx of DivNoNan(v, v) in float16 is 0 everywhere, computed as
+    up/v - up*v/v^2 from terms near 70; eager is itself 0.031 from the float64 truth and XLA -0.012 where eager
+    has 0, which the tolerance (scaled by the gradient's largest entry, ~0) called a bug. The reference's own
+    distance from its twin now bounds the noise: repro says it does not reproduce."""
+    import shutil
+    from pathlib import Path
+
+    from nnfuzz.cli import main
+
+    folder = tmp_path / "0000"
+    shutil.copytree(Path(__file__).parents[1] / "cases" / "xla-grad-f16-cancellation", folder)
+    assert main(["repro", str(folder)]) == 1

@@ -103,3 +103,70 @@ def test_every_ranked_kink_names_attributes_of_its_op():
     with pytest.raises(ValueError, match="ranked='rows'"):
         Kink(ranked="rows")
 
+
+
+def test_a_kink_hit_by_cancellation_leaves_the_gradient_undetermined():
+    """The xla-cpu campaign's case (tests/cases/xla-grad-kink-cancellation): |max(v) - v| with v = (x - w)^2.
+    At the maximum the Sub gives exactly 0 in eager; XLA computes v again inside the Sub's kernel with an FMA
+    (4e-6), and the two backward uses of |.|'s derivative there disagreed: a gradient off by 33.6. Such a
+    hit is no gradient test; an exact hit made by a clamp (a Relu's 0), or a Sub that is not a cancellation,
+    leaves the test alone."""
+    import pickle
+    from pathlib import Path
+
+    from graphs import chain
+    from nnfuzz.abstract import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.torch.kinks import cancelled_kink
+    from nnfuzz.ops.binary.spec import Sub
+    from nnfuzz.ops.elementwise.spec import Abs
+
+    case = Path(__file__).parents[1] / "cases" / "xla-grad-kink-cancellation"
+    gir = GraphIR.loads((case / "gir.json").read_text())
+    inputs = pickle.loads((case / "oracle.pkl").read_bytes())["input"]
+    why = cancelled_kink(gir, {}, inputs)
+    assert why is not None and "Abs" in why and "Sub" in why, why
+    assert cancelled_kink(chain(Relu(), Relu(), shape=(3,)), {}, {"x": np.array([-1, 0, 2], np.float32)}) is None
+    assert cancelled_kink(chain(Abs(), shape=(3,)), {}, {"x": np.array([-1, 0, 2], np.float32)}) is None
+    t = AbsTensor([2], DType.float32)
+    sub = GraphIR(vars={"a": t, "b": t, "d": t, "y": t}, inputs=["a", "b"],
+                  insts=[Inst(Sub(), ["a", "b"], ["d"]), Inst(Abs(), ["d"], ["y"])], outputs=["y"]).check()
+    zero = np.zeros(2, np.float32)
+    assert cancelled_kink(sub, {}, {"a": np.array([1, 0], np.float32), "b": zero}) is None  # 0 - 0: no cancellation
+    assert cancelled_kink(sub, {}, {"a": np.array([1, 3], np.float32), "b": np.array([2, 3], np.float32)}) is not None
+
+
+def test_a_quotient_on_a_ratio_kink_leaves_the_gradient_undetermined():
+    """xla-cpu false alarm (oracle=grad, float64): ``floormod(v0, v0)`` with v0 = pow(i1, i2). The gradient
+    in the divisor is -floor(v0 / v0); XLA rewrites x / pow(a, b) into x * pow(a, -b), 1 ulp below 1 for
+    some elements, and floors it to 0 where TF eager has 1 (grad:i1 456/2184 values off, max abs 1.1e3)."""
+    from nnfuzz.abstract import AbsTensor
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.materialize.torch.kinks import cancelled_kink
+    from nnfuzz.ops.binary.spec import Fmod, Pow
+    from nnfuzz.ops.tfonly.spec import FloorMod
+
+    t = AbsTensor([3], DType.float64)
+    for op in (FloorMod(), Fmod()):
+        gir = GraphIR(vars={"a": t, "b": t, "v": t, "y": t}, inputs=["a", "b"],
+                      insts=[Inst(Pow(), ["a", "b"], ["v"]), Inst(op, ["v", "v"], ["y"])], outputs=["y"]).check()
+        why = cancelled_kink(gir, {}, {"a": np.array([0.3, 1.9, 2.6]), "b": np.array([-1.3, 0.4, 1.7])})
+        assert why is not None and type(op).__name__ in why and "integer" in why, why
+        two = GraphIR(vars={"a": t, "b": t, "y": t}, inputs=["a", "b"], insts=[Inst(op, ["a", "b"], ["y"])],
+                      outputs=["y"]).check()
+        assert cancelled_kink(two, {}, {"a": np.array([1.5, 2.5, -0.7]), "b": np.array([1.0, 1.0, 0.5])}) is None
+        assert cancelled_kink(two, {}, {"a": np.array([1.5, 3.0, -0.7]), "b": np.array([1.0, 1.5, 0.5])}) is not None
+
+
+@pytest.mark.parametrize("op_name", ["FloorMod", "Fmod"])
+def test_the_ratio_kink_loss_pushes_quotients_off_integers(op_name):
+    op = OP_REGISTRY[op_name]()
+    loss = with_kinks(None, type(op))
+    dts = [DType.float32, DType.float32]
+    b = torch.tensor([1.0, 2.0], requires_grad=True)
+    near = torch.tensor([2.0005, -3.998], requires_grad=True)  # quotients 2.0005 and -1.999
+    value = loss(op, [near, b], dts)
+    assert float(value) > 0
+    value.backward()
+    assert float(near.grad.abs().sum()) > 0 and float(b.grad.abs().sum()) > 0
+    assert float(loss(op, [torch.tensor([2.5, -3.0]), torch.tensor([1.0, 2.0])], dts)) == 0  # 2.5 and -1.5

@@ -8,7 +8,7 @@ import pytest
 from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.errors import InternalError
 from nnfuzz.generate import GenPolicy, generate_graph
-from nnfuzz.generate.dynamic import LARGEST, MIN_SHAPES, lift
+from nnfuzz.generate.dynamic import LARGEST, MIN_SHAPES, broadcast_ones, lift
 from nnfuzz.gir import GraphIR, Inst, ShapeFamily
 from nnfuzz.ops.binary.spec import Add
 from nnfuzz.ops.elementwise.spec import Relu
@@ -112,3 +112,25 @@ def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitatio
                                 "integer from data-dependent expression u0 (unhinted: u0).") is not None
     assert classify("tvm", "InternalError: CodeGenVM cannot emit this Relax operator directly.") is None
 
+
+
+def _family(g: GraphIR, dims, assignments) -> GraphIR:
+    g.family = ShapeFamily(dims, assignments)
+    return g
+
+
+def test_broadcast_ones_names_a_symbol_stretched_from_1_at_some_shape():
+    """The H100 campaigns' case (a one-Fmod model): a[1, s0, s1] against b[12, s1], s0 1 at shapes 0-2 and
+    12 at shape 3; torch's mark_unbacked reports a size as never 1, so s0 must not be marked unbacked."""
+    g = _family(_add([1, 1, 11], [12, 11]), {"a": [None, "s0", "s1"], "b": [None, "s1"]},
+                [{"s0": 1, "s1": 11}, {"s0": 1, "s1": 1}, {"s0": 1, "s1": 128}, {"s0": 12, "s1": 65}])
+    assert broadcast_ones(g) == {"s0"}
+    # stretched at a later shape only (shape 0 has the partner's size): named too
+    later = _family(_add([12, 11], [12, 11]), {"a": ["s0", None], "b": [None, None]},
+                    [{"s0": 12}, {"s0": 1}, {"s0": 12}])
+    assert broadcast_ones(later) == {"s0"}
+    # a symbol that is 1 where it meets a 1, or that both inputs share: nothing is stretched
+    ones = _family(_add([4, 1], [4, 1]), {"a": ["s0", "s1"], "b": ["s0", None]},
+                   [{"s0": 4, "s1": 1}, {"s0": 1, "s1": 1}, {"s0": 9, "s1": 1}])
+    assert broadcast_ones(ones) == set()
+    assert broadcast_ones(_add([4, 3], [4, 3])) == set()  # a static graph

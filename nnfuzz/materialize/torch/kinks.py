@@ -39,6 +39,11 @@ def kink_term(op, kink, x, xs, dt: DType) -> torch.Tensor:
     if 0 <= kink.ties_with < len(xs):
         a, b = torch.broadcast_tensors(x, xs[kink.ties_with])
         total = total + near((a - b).abs(), m * (1 + a.detach().abs() + b.detach().abs()))
+    if 0 <= kink.ratio_with < len(xs):
+        a, b = torch.broadcast_tensors(x, xs[kink.ratio_with])
+        q = a / torch.where(b.detach() == 0, torch.ones_like(b), b)
+        d = (q - torch.round(q.detach())).abs()
+        total = total + near(d, m * (1 + q.detach().abs()))
     if kink.ranked:
         total = total + ranked_term(op, kink, x, m).to(total.dtype)
     return total
@@ -119,3 +124,57 @@ def with_kinks(loss: Optional[Callable], cls) -> Optional[Callable]:
         return out
 
     return total
+
+
+def cancelled_kink(gir, weights, inputs) -> Optional[str]:
+    """Why the gradient at these values is not determined by the graph, or None: an op's input lies exactly
+    on one of its kink points where an Add or Sub made it by cancellation (``max(v) - v`` at the maximum: no
+    operand alone is the result), or exactly on a ratio kink (``floormod(v, v)``: no value search moves the
+    quotient off 1, and a system that computes it 1 ulp low floors it to 0; kink.py). The search leaves exact hits alone because every system computes them
+    alike, and a cancellation breaks that: a compiler that computes an operand again inside the Sub's kernel
+    with an FMA gets a residual of a fraction of an ulp (XLA: 4e-6 where eager has 0), and |.|'s derivative
+    there is 0 in one and 1 in the other."""
+    from nnfuzz.materialize.torch.module import GraphModule
+    from nnfuzz.materialize.values import to_torch
+    from nnfuzz.ops.binary.spec import Add, Sub
+
+    module = GraphModule(gir, weights).eval()
+    env = {i: to_torch(np.asarray(inputs[i]), gir.vars[i].dtype) for i in gir.inputs}
+    env.update((w, getattr(module, w)) for w in gir.weights)
+    made_by = {}
+    with torch.no_grad():
+        for fn, inst in zip(module._fns, gir.insts):
+            for index, kink in type(inst.op).kinks.items():
+                why = _on_ratio_kink(inst, index, kink, env)
+                if why is not None:
+                    return why
+                producer = made_by.get(inst.inputs[index]) if index < len(inst.inputs) else None
+                if producer is None or not isinstance(producer.op, (Add, Sub)):
+                    continue
+                x = env[inst.inputs[index]]
+                a, b = torch.broadcast_tensors(*(env[v] for v in producer.inputs))
+                for p in kink.points_of(inst.op):
+                    if bool(((x == p) & (a != x) & (b != x)).any()):
+                        return (f"{type(inst.op).__name__}'s input {inst.inputs[index]} is exactly on its kink at {p:g} "
+                                f"by cancellation in {type(producer.op).__name__}: the gradient there depends on rounding")
+            out = fn(inst.op, *(env[v] for v in inst.inputs))
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            env.update(zip(inst.outputs, outs))
+            made_by.update((v, inst) for v in inst.outputs)
+    return None
+
+
+def _on_ratio_kink(inst, index, kink, env) -> Optional[str]:
+    """Why input ``index`` of ``inst`` lies exactly on its ratio kink (kink.py), or None."""
+    if not 0 <= kink.ratio_with < len(inst.inputs) or index >= len(inst.inputs):
+        return None
+    x, y = (env[inst.inputs[i]] for i in (index, kink.ratio_with))
+    if not (x.is_floating_point() and y.is_floating_point()):
+        return None
+    x, y = torch.broadcast_tensors(x.double(), y.double())
+    q = x / torch.where(y == 0, torch.ones_like(y), y)
+    hit = (y != 0) & torch.isfinite(q) & (q == torch.round(q))
+    if not bool(hit.any()):
+        return None
+    return (f"{type(inst.op).__name__}: {inst.inputs[index]} / {inst.inputs[kink.ratio_with]} is exactly an integer "
+            f"(a jump of its value): the gradient there depends on how a system rounds the quotient")

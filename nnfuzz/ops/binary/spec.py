@@ -96,6 +96,7 @@ class Fmod(BinaryOp):
     """C fmod (sign of x). Floats only for the same reason as Div."""
     accuracy = Accuracy(300)  # a kernel computing x - trunc(x / y) * y loses the digits of x below the result
     domains = {1: NONZERO}
+    kinks = {0: Kink(ratio_with=1)}  # its value jumps where x / y is an integer; d/dy = -trunc(x / y)
     in_dtypes, out_dtypes = _rows(DTYPE_FLOATS)
 
 

@@ -5,6 +5,7 @@
 from nnfuzz.abstract.accuracy import Accuracy, ROUNDED
 from nnfuzz.abstract.domain import NONZERO
 from nnfuzz.abstract.dtype import DTYPE_FLOATS
+from nnfuzz.abstract.kink import Kink
 from nnfuzz.ops.binary.spec import BinaryOp, _rows
 
 
@@ -24,6 +25,7 @@ class FloorMod(TFBinaryOp):
     np.mod). Floats only for the same reason as Div."""
     accuracy = Accuracy(300)  # as Fmod
     domains = {1: NONZERO}
+    kinks = {0: Kink(ratio_with=1)}  # as Fmod's, with d/dy = -floor(x / y)
 
 
 class DivNoNan(TFBinaryOp):
