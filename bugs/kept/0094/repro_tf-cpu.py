@@ -1,7 +1,7 @@
 """Reproducer for tf-cpu 2.21.0: TensorFlow's oneDNN BatchMatMulV2 corrupts the heap when a rank-4 lhs
 with a size-1 batch dim is multiplied by a rank-2 rhs (batch broadcast): glibc aborts ("free(): invalid
 pointer", "double free or corruption (out)", ...; exit by SIGABRT) or the process dies of SIGSEGV/SIGBUS.
-Written from nnfuzz's bugs/kept/0095 (an xla-cpu oracle=grad campaign; TF eager crashed in its Linear).
+Written from nnfuzz's bugs/kept/0094 (an xla-cpu oracle=grad campaign; TF eager crashed in its Linear).
 Needs: tensorflow. Exits 0 and prints "not reproduced" where the fault is gone.
 """
 import tensorflow as tf
