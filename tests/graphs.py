@@ -27,3 +27,15 @@ def dynamic_graph() -> GraphIR:
                 insts=[Inst(Add(), ["a", "b"], ["v0"]), Inst(Sigmoid(), ["v0"], ["v1"])], outputs=["v1"])
     g.family = ShapeFamily({"a": ["n", "m"], "b": ["n", "m"]}, [{"n": 4, "m": 3}, {"n": 1, "m": 1}, {"n": 128, "m": 5}])
     return g.check()
+
+
+def dynamic_payload(built, fmt: str) -> bytes:
+    """A dynamic model built by materialize.dynamic.build_dynamic as a sandbox takes it: its ONNX bytes
+    (``fmt`` "onnx"), else its GraphIR with the shape family, packed."""
+    from nnfuzz.materialize.portable import pack
+
+    if fmt == "onnx":
+        return built.onnx.SerializeToString()
+    gir = GraphIR.loads(built.model.gir.dumps())
+    gir.family = built.family
+    return pack(gir.dumps(), built.model.weights)

@@ -6,7 +6,7 @@ shape's outputs match torch eager at that shape, and the system's compile count 
 or for XLA one per shape)."""
 import numpy as np
 import pytest
-from graphs import dynamic_graph
+from graphs import dynamic_graph, dynamic_payload
 
 from nnfuzz.fuzz.sandbox import Sandbox
 from nnfuzz.gir import GraphIR
@@ -32,12 +32,7 @@ def built():
 def test_one_compile_runs_every_shape(system, built):
     pytest.importorskip({"ort-cpu": "onnxruntime", "tvm-cpu": "tvm", "openvino-cpu": "openvino",
                          "inductor-cpu": "torch._inductor"}[system])
-    if SYSTEMS[system] == "onnx":
-        data = built.onnx.SerializeToString()
-    else:
-        gir = GraphIR.loads(built.model.gir.dumps())
-        gir.family = built.family
-        data = pack(gir.dumps(), built.model.weights)
+    data = dynamic_payload(built, SYSTEMS[system])
     with Sandbox(system, test_timeout=120) as sb:
         res = sb.run(data, [s.input for s in built.shapes])
     assert res.ok, res.error

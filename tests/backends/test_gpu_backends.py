@@ -223,20 +223,13 @@ def test_ort_gpu_op_without_any_kernel_is_unsupported():
 def test_gpu_dynamic_model_runs_every_shape_with_one_compile(name):
     """The CPU systems' dynamic bar on the GPU twins: one compile (torch.compile on CUDA, a Relax module
     built for the cuda target) runs the model at its three shapes, each matching torch eager."""
-    from graphs import dynamic_graph
-    from nnfuzz.gir import GraphIR
+    from graphs import dynamic_graph, dynamic_payload
     from nnfuzz.materialize.dynamic import build_dynamic
     from nnfuzz.materialize.onnx.spec import ExportSpec
-    from nnfuzz.materialize.portable import pack
 
     needs(name)
     b = build_dynamic(dynamic_graph(), 7, export=ExportSpec(seed=7, opset=17, spelling="canonical"))
-    if name == "tvm-gpu":
-        data = b.onnx.SerializeToString()
-    else:
-        gir = GraphIR.loads(b.model.gir.dumps())
-        gir.family = b.family
-        data = pack(gir.dumps(), b.model.weights)
+    data = dynamic_payload(b, "onnx" if name == "tvm-gpu" else "gir")
     with Sandbox(name, test_timeout=300) as sb:
         res = sb.run(data, [s.input for s in b.shapes])
     assert res.ok, res.error
