@@ -186,3 +186,14 @@ def at_shape(model_bytes: bytes, gir: GraphIR) -> bytes:
             for dim, d in zip(vi.type.tensor_type.shape.dim, gir.vars[vi.name].shape):
                 dim.dim_value = int(d)
     return proto.SerializeToString()
+
+
+def static_model(gir: GraphIR, fmt: str, model_bytes: bytes, weights: Dict[str, np.ndarray], seed: int = 0) -> bytes:
+    """The static model of one shape of a dynamic model, in ``fmt``: ``gir`` is that shape's graph
+    (``GraphIR.at``); the dynamic ONNX model ``model_bytes`` with its dims written in (at_shape), or ``gir``
+    with ``weights`` as the GraphIR payload (``relax``: ``seed`` as its layout seed, as the dynamic one's)."""
+    if fmt == "onnx":
+        return at_shape(model_bytes, gir)
+    from nnfuzz.materialize.portable import model_payload
+
+    return model_payload(gir, weights, None, fmt, seed)

@@ -239,14 +239,10 @@ def _static_payload(p: "Produced", fmt: str, k: int) -> bytes:
     """The static model of shape ``k`` of ``p``'s family in ``fmt``: the dynamic ONNX model with that shape's
     dims written in, or that shape's graph (GraphIR.at) with the weights."""
     from nnfuzz.gir import GraphIR, ShapeFamily
-    from nnfuzz.materialize.portable import pack
+    from nnfuzz.materialize.dynamic import static_model
 
     gir = dataclasses.replace(GraphIR.loads(p.gir_text), family=ShapeFamily.from_json(p.family)).at(k)
-    if fmt == "onnx":
-        from nnfuzz.materialize.dynamic import at_shape
-
-        return at_shape(p.model_bytes, gir)
-    return pack(gir.dumps(), p.weights, p.seed if fmt == "relax" else None)  # (relax: the same layout)
+    return static_model(gir, fmt, p.model_bytes, p.weights, p.seed)
 
 
 def _twins_at(ctx: "RunContext", p: "Produced", k: int):

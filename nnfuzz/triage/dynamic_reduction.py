@@ -151,13 +151,11 @@ class ShapesChecker:
     def _static_at(self, c: ShapesCandidate, model, k: int, payload: bytes) -> str:
         """The static model of shape ``k`` (``model``; ``payload``: the dynamic one) checked as oracles/dynamic.py
         checks it (static_check): "passes", "fails when inferred again (<verdict>)" or "fails (<verdict>)"."""
-        from nnfuzz.materialize.dynamic import at_shape
-        from nnfuzz.materialize.portable import model_payload
+        from nnfuzz.materialize.dynamic import static_model
         from nnfuzz.triage.static_check import static_check
         from nnfuzz.triage.judging import judge_run
 
-        static = at_shape(payload, model.gir) if self.fmt == "onnx" else \
-            model_payload(model.gir, model.weights, None, self.fmt)
+        static = static_model(model.gir, self.fmt, payload, model.weights)
         engine = self.sandbox.backend_info.engine
         return static_check(self.sandbox.run, static, c.shapes[k], k,
                             lambda r: judge_run(r, model.oracle.output, engine, self.tol, model.oracle).verdict)

@@ -116,6 +116,8 @@ def _static_check(bug, sandbox, payload, refs, k, tolerances):
     import dataclasses as dc
 
     from nnfuzz.gir import GraphIR, ShapeFamily
+    from nnfuzz.materialize.dynamic import static_model
+    from nnfuzz.triage.bugstore import bug_weights
     from nnfuzz.triage.static_check import static_check
     from nnfuzz.triage.judging import judge_run
 
@@ -123,18 +125,10 @@ def _static_check(bug, sandbox, payload, refs, k, tolerances):
         return None
     gir = dc.replace(GraphIR.loads(bug.gir_text), family=ShapeFamily.from_json(bug.meta.dynamic)).at(k)
     fmt = replay_format(bug, sandbox.backend_info)
-    if fmt == "onnx":
-        from nnfuzz.materialize.dynamic import at_shape
-
-        static = at_shape(payload, gir)
-    else:
-        from nnfuzz.materialize.portable import model_payload
-        from nnfuzz.triage.bugstore import bug_weights
-
-        weights = bug_weights(bug)
-        if weights is None:
-            return None
-        static = model_payload(gir, weights, None, fmt, bug.meta.seed or 0)
+    weights = {} if fmt == "onnx" else bug_weights(bug)  # (the ONNX model holds its own)
+    if weights is None:
+        return None
+    static = static_model(gir, fmt, payload, weights, bug.meta.seed or 0)
     engine = sandbox.backend_info.engine
     return static_check(sandbox.run, static, refs[k].input, k,
                         lambda r: judge_run(r, refs[k].output, engine, tolerances, refs[k]).verdict)
