@@ -161,7 +161,7 @@ def _graphs_compiled() -> int:
 
 def mark_dynamic(torch, gir, inputs, how: str) -> None:
     """Mark every symbolic axis of the family's inputs: ``unbacked`` (``mark_unbacked``: one graph for
-    every size, 1 included; what a dynamic ONNX model is) or ``backed`` (``mark_dynamic``, dynamo's
+    every size; what a dynamic ONNX model is) or ``backed`` (``mark_dynamic``, dynamo's
     default path: a size 0 or 1 is specialized, so a shape with a 1 there recompiles, and is counted).
     A symbol that broadcasting stretches from 1 at some shape (``generate.dynamic.broadcast_ones``) is
     not marked (``dynamic=True`` keeps it symbolic, specialized where torch must): torch reports an

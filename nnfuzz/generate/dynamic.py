@@ -175,18 +175,18 @@ def broadcast_ones(gir: GraphIR) -> Set[str]:
         return set()
     ctx = z3.Context()
     syms = {s: z3.Int(s, ctx) for s in fam.symbols()}
-    vars = dict(gir.vars)
+    symbolic = dict(gir.vars)  # each var with the family's symbols in its shape
     for i, axes in fam.dims.items():
         t = gir.vars[i]
-        vars[i] = AbsTensor([syms[s] if s else int(d) for d, s in zip(t.shape, axes)], t.dtype)
+        symbolic[i] = AbsTensor([syms[s] if s else int(d) for d, s in zip(t.shape, axes)], t.dtype)
     graphs = [gir.at(k) for k in range(gir.n_shapes)]
     found: Set[str] = set()
     try:
         for inst in gir.insts:
-            ins = [vars[v].shape for v in inst.inputs]
+            ins = [symbolic[v].shape for v in inst.inputs]
             for k, g in enumerate(graphs):
                 found |= _stretched(inst, ins, g, fam.assignments[k], syms)
-            vars.update(zip(inst.outputs, inst.op.checked_type_transfer([vars[v] for v in inst.inputs])))
+            symbolic.update(zip(inst.outputs, inst.op.checked_type_transfer([symbolic[v] for v in inst.inputs])))
     except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims
         return set(fam.symbols())
     return found

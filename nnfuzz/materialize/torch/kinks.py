@@ -40,8 +40,7 @@ def kink_term(op, kink, x, xs, dt: DType) -> torch.Tensor:
         a, b = torch.broadcast_tensors(x, xs[kink.ties_with])
         total = total + near((a - b).abs(), m * (1 + a.detach().abs() + b.detach().abs()))
     if 0 <= kink.ratio_with < len(xs):
-        a, b = torch.broadcast_tensors(x, xs[kink.ratio_with])
-        q = a / torch.where(b.detach() == 0, torch.ones_like(b), b)
+        q = _quotient(x, xs[kink.ratio_with])
         d = (q - torch.round(q.detach())).abs()
         total = total + near(d, m * (1 + q.detach().abs()))
     if kink.ranked:
@@ -130,10 +129,10 @@ def cancelled_kink(gir, weights, inputs) -> Optional[str]:
     """Why the gradient at these values is not determined by the graph, or None: an op's input lies exactly
     on one of its kink points where an Add or Sub made it by cancellation (``max(v) - v`` at the maximum: no
     operand alone is the result), or exactly on a ratio kink (``floormod(v, v)``: no value search moves the
-    quotient off 1, and a system that computes it 1 ulp low floors it to 0; kink.py). The search leaves exact hits alone because every system computes them
-    alike, and a cancellation breaks that: a compiler that computes an operand again inside the Sub's kernel
-    with an FMA gets a residual of a fraction of an ulp (XLA: 4e-6 where eager has 0), and |.|'s derivative
-    there is 0 in one and 1 in the other."""
+    quotient off 1, and a system that computes it 1 ulp low floors it to 0; kink.py). The search leaves exact
+    hits alone because every system computes them alike, and a cancellation breaks that: a compiler that
+    computes an operand again inside the Sub's kernel with an FMA gets a residual of a fraction of an ulp
+    (XLA: 4e-6 where eager has 0), and |.|'s derivative there is 0 in one and 1 in the other."""
     from nnfuzz.materialize.torch.module import GraphModule
     from nnfuzz.materialize.values import to_torch
     from nnfuzz.ops.binary.spec import Add, Sub
@@ -164,6 +163,12 @@ def cancelled_kink(gir, weights, inputs) -> Optional[str]:
     return None
 
 
+def _quotient(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """x / y, broadcast, with 1 for a zero divisor (its op's domain keeps y off 0; the search may pass it)."""
+    x, y = torch.broadcast_tensors(x, y)
+    return x / torch.where(y.detach() == 0, torch.ones_like(y), y)
+
+
 def _on_ratio_kink(inst, index, kink, env) -> Optional[str]:
     """Why input ``index`` of ``inst`` lies exactly on its ratio kink (kink.py), or None."""
     if not 0 <= kink.ratio_with < len(inst.inputs) or index >= len(inst.inputs):
@@ -171,8 +176,7 @@ def _on_ratio_kink(inst, index, kink, env) -> Optional[str]:
     x, y = (env[inst.inputs[i]] for i in (index, kink.ratio_with))
     if not (x.is_floating_point() and y.is_floating_point()):
         return None
-    x, y = torch.broadcast_tensors(x.double(), y.double())
-    q = x / torch.where(y == 0, torch.ones_like(y), y)
+    q = _quotient(x.double(), y.double())
     hit = (y != 0) & torch.isfinite(q) & (q == torch.round(q))
     if not bool(hit.any()):
         return None
