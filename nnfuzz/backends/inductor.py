@@ -243,6 +243,12 @@ def _keep_warm_cache(own: str, seed: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=seed.name + ".", dir=seed.parent))
     try:
         shutil.copytree(own, tmp, dirs_exist_ok=True)
-        os.rename(tmp, seed)
-    except OSError:  # seeded meanwhile by another worker
+    except BaseException:  # (a full disk: shown by the worker's start, with no half copy left)
         shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        os.rename(tmp, seed)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not seed.is_dir():  # (not another worker's seed, made meanwhile: a real error, shown)
+            raise
