@@ -32,19 +32,20 @@ _fault_file = None         # this process's faulthandler file (kept open while t
 
 class Slots:
     """What the producer processes share with the campaign: per slot, the model number being made (-1:
-    none) and how the slot's process ended (ALIVE: it has not), and the folder of their fault files."""
+    none) and how the slot's process ended (ALIVE: it has not), and the producers' folder (their fault
+    files, and the models they hand over: fuzz/handoff.py)."""
 
-    def __init__(self, ctx, n: int, faults: Path):
+    def __init__(self, ctx, n: int, folder: Path):
         self.held = ctx.RawArray("q", [-1] * n)
         self.exits = ctx.RawArray("i", [ALIVE] * n)
-        self.faults = str(faults)
+        self.folder = str(folder)
 
     def reset(self) -> None:
         for k in range(len(self.held)):
             self.held[k], self.exits[k] = -1, ALIVE
 
     def fault_file(self, k: int) -> Path:
-        return Path(self.faults) / f"producer-{k}.txt"
+        return Path(self.folder) / f"producer-{k}.txt"
 
 
 def enable_faults(slots: Slots, k: int) -> None:

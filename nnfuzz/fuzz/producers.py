@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from nnfuzz.errors import NNFuzzError
+from nnfuzz.fuzz.handoff import clear, hand_over, take
 from nnfuzz.fuzz.produce import Produced, produce
 
 if TYPE_CHECKING:
@@ -40,7 +41,8 @@ class Producers:
         self.ctx = ctx = mp.get_context("spawn")
         self.n, self.cc = n, cc
         self.done = ctx.Event()
-        self.slots = Slots(ctx, n, Path(tempfile.mkdtemp(prefix="nnfuzz-producers-")))
+        self.folder = Path(tempfile.mkdtemp(prefix="nnfuzz-producers-"))  # fault files, models handed over
+        self.slots = Slots(ctx, n, self.folder)
         self.got = list(range(-n, 0))   # per slot, the last model number received (k - n: none yet)
         self.skip = set()               # model numbers a producer died making: never made again
         self.on_death = None            # (record) -> None, the campaign's: logs and counts a death
@@ -89,10 +91,10 @@ class Producers:
         NNFuzzError once they die again and again without making a model."""
         q = self.queue
         try:
-            p = q.get(timeout=timeout)
+            p = take(self.folder, q.get(timeout=timeout))
         except queue_mod.Empty:
             p = None
-        except (OSError, ValueError):  # closed by a restart in another lane's thread while this one waited
+        except (OSError, ValueError):  # closed (or its model file cleared) by a restart in another lane's thread meanwhile
             if q is self.queue:
                 raise
             return None
@@ -138,8 +140,8 @@ class Producers:
                 self.on_death(r)
 
     def _stop_group(self) -> None:
-        """End this generation of producers (the forked ones die with the first) and drop its queues:
-        what a dead process left half-written there is never read."""
+        """End this generation of producers (the forked ones die with the first), drop its queues and
+        the model files it handed over that were not taken."""
         if self.proc.pid is not None:
             self.proc.kill()
             self.proc.join(5.0)
@@ -147,6 +149,7 @@ class Producers:
         for q in [self.queue, *self.updates]:
             q.close()
             q.cancel_join_thread()
+        clear(self.folder)
 
     def close(self) -> None:
         """Stop them at once: they hold nothing worth waiting for (no one reads the queue now, and a
@@ -157,12 +160,13 @@ class Producers:
             return
         self.done.set()
         self._stop_group()
-        shutil.rmtree(self.slots.faults, ignore_errors=True)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates, slots) -> None:
     """The first producer: warm up, wait for the campaign's plan, fork the other producers, make models."""
     import os
+    from pathlib import Path
 
     from nnfuzz.fuzz.lifeline import serve_the_campaign
     from nnfuzz.fuzz.producer_watch import enable_faults, reap
@@ -185,11 +189,11 @@ def _producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates, slots)
     guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
     work = _Work(starts[k], n, deadline, skip, slots.held, k)
     if k == 0:
-        _make_models(cc, plan, work, q, done, guide)
+        _make_models(cc, plan, work, q, done, guide, Path(slots.folder))
         return
     code = 0
     try:
-        _make_models(cc, plan, work, q, done, guide)
+        _make_models(cc, plan, work, q, done, guide, Path(slots.folder))
         q.close()
         q.join_thread()  # what it put reaches the pipe (or the campaign stopped reading)
     except BaseException:  # a forked producer's end is os._exit: the traceback is printed here
@@ -291,8 +295,9 @@ class _Work:
         self.i += self.stride
 
 
-def _make_models(cc, plan, work: _Work, q, done, guided=None) -> None:
-    """The campaign's models of ``work`` until told to stop or past the deadline."""
+def _make_models(cc, plan, work: _Work, q, done, guided, folder) -> None:
+    """The campaign's models of ``work`` until told to stop or past the deadline, each handed over
+    through ``folder`` (fuzz/handoff.py)."""
     from nnfuzz.fuzz.producer_watch import maybe_die
     from nnfuzz.fuzz.resume import seed_at
 
@@ -304,9 +309,10 @@ def _make_models(cc, plan, work: _Work, q, done, guided=None) -> None:
         p.index = i
         if guided is not None:
             guided.after(p)
+        name = hand_over(p, folder)
         while not done.is_set():
             try:
-                q.put(p, timeout=0.2)
+                q.put(name, timeout=0.2)
                 break
             except queue_mod.Full:
                 continue
