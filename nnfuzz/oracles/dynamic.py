@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Oracle, Skip, Tested
-from nnfuzz.triage.static_check import static_check, static_term
+from nnfuzz.triage.static_check import RECOMPILE, static_check, static_term
 from nnfuzz.verdict import Outcome, Stage, Symptom, Verdict
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 FORM_FORMAT = {"tf": "gir"}  # a dynamic form -> the model format it is sent in, where they differ
 NOT_LOCALIZED = "not localized: the campaign's time bound came first"
-RECOMPILE = "recompile"  # the signature term, and its divergence (triage/dedup.py), of a recompilation no guard asks for
 
 
 def dynamic_share(value, backend_cls, backend: str) -> float:

@@ -132,7 +132,7 @@ def root_op(root: dict) -> str:
 def divergence(meta) -> str:
     """What kind of difference an inconsistency is: shape, dtype, missing output, non-finite where the
     reference is finite (or back), values, or a recompilation no guard asks for."""
-    from nnfuzz.oracles.dynamic import RECOMPILE
+    from nnfuzz.triage.static_check import RECOMPILE
 
     if isinstance(meta.dynamic, dict) and meta.dynamic.get("unguarded"):
         return RECOMPILE  # no value differs: the system recompiled where no guard asks it to
