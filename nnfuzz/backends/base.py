@@ -219,6 +219,12 @@ class Backend:
         (docs/dynamic-shapes.md) is compiled once and run at every shape; the oracle records this count."""
         return 1
 
+    def unguarded_recompile(self, compiled) -> Optional[dict]:
+        """The first recompilation of ``compiled``'s dynamic model that no guard should have asked for
+        (backends/inductor_guards.py), {"shape": k, "why": one line}: a bug the dynamic oracle reports.
+        None: there was none, or the system does not tell."""
+        return None
+
     # Set by the compile-and-run (fuzz/worker.py run_backend_shapes) for the run in progress: told the part
     # of a gradient test the run enters, so that a crash or hang there is signed by it (docs/oracles.md).
     on_part: Optional[Callable[[str], None]] = None

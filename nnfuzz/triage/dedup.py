@@ -149,7 +149,11 @@ def root_op(root: dict) -> str:
 
 def divergence(meta) -> str:
     """What kind of difference an inconsistency is: shape, dtype, missing output, non-finite where the
-    reference is finite (or back), or values."""
+    reference is finite (or back), values, or a recompilation no guard asks for."""
+    from nnfuzz.triage.static_check import RECOMPILE
+
+    if isinstance(meta.dynamic, dict) and meta.dynamic.get("unguarded"):
+        return RECOMPILE  # no value differs: the system recompiled where no guard asks it to
     s = str(meta.summary)
     if "!= reference" in s:
         return "shape" if ": shape " in s else "dtype"
