@@ -1,11 +1,13 @@
 """The root cause of a crash whose error names an op downstream of the fault.
 
 A system's error names the op where it gave up (OpenVINO's shape inference fails at a HardSigmoid whose
-input already has the wrong shape, because a Resize before it computed one). The graph up to that op, with
-every value exposed, is run on the system; the first node whose own output shape, dtype or values are
-wrong on the system's own inputs (triage/local_error.py), among the nodes that feed it, is the root cause (method "prefix"), and the crash's
-signature names it instead of the op the message names. When the prefix runs clean, or fails itself, the
-crash stays as the system reports it.
+input already has the wrong shape, because a Resize before it computed one), or the node itself
+(``Backend.error_nodes``: of several Pads, the one that failed). The graph up to that node, with every
+value exposed, is run on the system; among the nodes that feed it, the first whose own output shape,
+dtype or presence is wrong on the system's own inputs (triage/local_error.py), else the first wrong in its
+values, is the root cause (method "prefix"): a consumer fails on what it was given. The crash is signed as
+that node's inconsistency (dedup.node_fault), so one wrong node is one signature whichever consumer failed
+on it. When the prefix runs clean, or fails itself, the crash stays as the system reports it.
 """
 from __future__ import annotations
 
