@@ -54,4 +54,8 @@ def test_a_candidate_without_the_charged_node_is_another_crash():
     other = check.signature(Candidate(chain(E.Tanh(), E.Softsign(), shape=(2, 3)), {}, {"x": x}))
     assert other != want and "Relu" not in other and "Softsign" in other, other
     assert check.bug_meta.root_cause is None
+    # the Relu alone: its wrong shape shows in the outputs, the same fault, signed alike
+    shown = check.signature(Candidate(chain(E.Relu(), shape=(2, 3)), {}, {"x": x}))
+    assert shown == want and check.bug_meta.symptom == "inconsistency", (shown, check.bug_meta.symptom)
+    assert check.bug_meta.root_cause["method"] == "local-error"
 
