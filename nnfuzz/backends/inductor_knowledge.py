@@ -8,8 +8,7 @@ KNOWN = (
     Known(r'"\w+_cuda" not implemented for \'\w+\'',
           note="torch has no CUDA kernel for this op x dtype (AT_DISPATCH's words): integer addmm/baddbmm "
           "(cuBLAS has no integer GEMM), a torch limitation inductor falls back to"),
-    Known(r"GuardOnDataDependentSymNode|Could not (extract specialized integer from|guard on) data-dependent expression"
-          r"|assume_constant_result argument conversion failed",
+    Known(r"GuardOnDataDependentSymNode|Could not (extract specialized integer from|guard on) data-dependent expression",
           note="a dynamic model (docs/dynamic-shapes.md) whose sizes are unbacked (mark_unbacked): a lowering or "
           "decomposition that needs a size concretely is refused, in torch's words, as torch documents for "
           "unbacked symbols; backend.options.dynamic=backed compiles such models"),

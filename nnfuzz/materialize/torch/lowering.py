@@ -6,6 +6,7 @@ shared by its members. An op class with no lowering is not offered to torch-base
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Callable, Optional
 
 import numpy as np
@@ -27,11 +28,29 @@ def static_tensor(make: Callable, args: tuple, device) -> "torch.Tensor":
     refused ("Could not guard on data-dependent expression"): a false crash on every GatherElements,
     ScatterElements, ScatterND and ONNX-mode Resize model. An op among ``args`` travels as its JSON
     (torch.compile passes only plain constants to such a call)."""
-    dtype, values = _static_values(make, tuple((_OP, a.to_json()) if isinstance(a, AbsOpBase) else a for a in args))
+    args = tuple((_OP, a.to_json()) if isinstance(a, AbsOpBase) else a for a in args)
+    if _static_calls is not None:
+        _static_calls.append(args)
+    dtype, values = _static_values(make, args)
     return torch.tensor(values, dtype=getattr(torch, dtype), device=device)
 
 
 _OP = "nnfuzz-op"
+_static_calls: Optional[list] = None  # while static_calls() records: each static_tensor call's arguments
+
+
+@contextlib.contextmanager
+def static_calls():
+    """Record the arguments of every static_tensor call made inside (eager runs only): a module whose
+    calls differ between two shapes makes a constant from a symbolic size, which torch.compile cannot
+    keep as one constant across shapes ("assume_constant_result argument conversion failed"), so its
+    form is not shape-generic (materialize/dynamic.py)."""
+    global _static_calls
+    outer, _static_calls = _static_calls, []
+    try:
+        yield _static_calls
+    finally:
+        _static_calls = outer
 
 
 @torch.compiler.assume_constant_result
