@@ -1,0 +1,96 @@
+"""A crash known only by its signal is signed by where it died (triage/signal_crash.py): the kept folders of
+three OpenVINO faults that died by SIGSEGV at compile (0068, 0074, 0091) were one signature, and the kept
+TensorFlow heap corruption (0094) was never known to a campaign, its signature naming the signal alone."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nnfuzz.cli import main
+from nnfuzz.triage.bugstore import load_bug, read_err_log
+from nnfuzz.triage.dedup import signature
+from nnfuzz.triage.known import Folder, KnownBugs, generic
+from nnfuzz.triage.signal_crash import signal_only, stack_terms
+
+KEPT = Path(__file__).parents[2] / "bugs" / "kept"
+SIGNALLED = ("0021", "0068", "0074", "0083", "0091", "0094")   # every kept crash known only by its signal
+
+
+def signed(name: str):
+    bug = load_bug(KEPT / name)
+    return bug.meta, signature(bug.meta, read_err_log(bug.path))
+
+
+def test_the_crashing_threads_frames_are_read_from_the_faulthandler_dump():
+    assert stack_terms(read_err_log(KEPT / "0068")) == ["_ov_api.compile_model"]
+    assert stack_terms(read_err_log(KEPT / "0074")) == ["_ov_api.read_model"]
+    assert stack_terms(read_err_log(KEPT / "0094")) == [
+        "gen_math_ops.batch_mat_mul_v2", "math_ops.matmul", "dispatch.op_dispatch_handler", "op linear._matmul"]
+    assert stack_terms("killed by SIGSEGV\n") == []
+
+
+def test_kept_signal_crashes_are_signed_apart_and_each_known_as_itself():
+    sigs = {name: signed(name)[1] for name in SIGNALLED}
+    assert len(set(sigs.values())) == len(SIGNALLED), sigs
+    assert " | at Div | _ov_api.compile_model" in sigs["0068"]
+    assert " | at Softshrink | _ov_api.read_model" in sigs["0074"]
+    assert " | at QuantizeLinear | _ov_api.compile_model" in sigs["0091"]
+    assert sigs["0094"].endswith("| op linear._matmul")
+    known = KnownBugs(folders=tuple(Folder(f"bugs/kept/{n}", signed(n)[0].system, s) for n, s in sigs.items()))
+    for name in SIGNALLED:
+        meta, sig = signed(name)
+        assert signal_only(meta, read_err_log(KEPT / name)) and not generic(sig)
+        assert known.match(meta, sig) == f"bugs/kept/{name}"
+
+
+def test_a_signal_crash_that_names_no_op_stays_generic():
+    assert generic("openvino-cpu | crash | compile | ? | killed by SIGSEGV | signal 11 | _ov_api.compile_model")
+    assert generic("tf-cpu | crash | execute | ? | killed by SIGABRT | signal 6")
+    assert not generic("openvino-cpu | crash | compile | ? | killed by SIGSEGV | signal 11 | at Div | _ov_api.compile_model")
+    assert not generic("tvm-cpu | crash | compile | ? | killed by SIGSEGV | signal 11 | tvm::relax::Foo")
+
+
+def as_saved_before_version_12(name: str, dst: Path) -> None:
+    shutil.copytree(KEPT / name, dst, ignore=shutil.ignore_patterns("original", "report.md", "repro_*"))
+    meta = json.loads((dst / "meta.json").read_text())
+    meta.update(root_cause=None, signature=None)
+    meta.pop("recheck", None)
+    (dst / "meta.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.slow  # starts an OpenVINO sandbox; each localization runs the crashing node's own graph
+def test_recheck_localizes_three_openvino_segfaults_to_three_signatures(tmp_path, capsys):
+    pytest.importorskip("openvino")
+    store = tmp_path / "bugs"
+    store.mkdir()
+    for k, name in enumerate(("0068", "0074", "0091")):
+        as_saved_before_version_12(name, store / f"{k:04d}")
+    assert main(["dedup", "--json", str(store)]) == 0
+    # unlocalized, the frames tell converting (0074: read_model) from compiling, not 0068 from 0091
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["unique"] == 2
+    assert main(["dedup", "--json", str(store), "--recheck"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["unique"] == 3 and out["recheck"] == {"reproduces": 3}, out
+    roots = [json.loads((store / f"{k:04d}" / "meta.json").read_text())["root_cause"] for k in range(3)]
+    assert [(r["op"], r["index"], r["method"]) for r in roots] == [
+        ("Div", 1, "signal"), ("Softshrink", 1, "signal"), ("QuantizeLinear", 4, "signal")]
+    for k, name in enumerate(("0068", "0074", "0091")):  # as the kept folder, re-signed the same way
+        assert signature(load_bug(store / f"{k:04d}").meta, read_err_log(store / f"{k:04d}")) == signed(name)[1]
+
+
+@pytest.mark.slow  # starts an OpenVINO sandbox
+def test_two_localizations_of_one_crash_agree(tmp_path):
+    pytest.importorskip("openvino")
+    from nnfuzz.fuzz.sandbox import Sandbox
+    from nnfuzz.triage.bugstore import bug_weights
+    from nnfuzz.triage.repro import results_on
+    from nnfuzz.triage.signal_crash import signal_root_of
+
+    bug = load_bug(KEPT / "0091")
+    meta = bug.meta.replace(root_cause=None)
+    with Sandbox("openvino-cpu", {}, test_timeout=60.0) as sandbox:
+        sandbox.start()
+        roots = [signal_root_of(meta, read_err_log(bug.path), bug.gir_text, bug_weights(bug), dict(bug.oracle["input"]),
+                                bug.model_bytes, results_on(sandbox, "onnx")) for _ in range(2)]
+    assert roots[0] is not None and roots[0] == roots[1] == bug.meta.root_cause
