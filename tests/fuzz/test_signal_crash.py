@@ -94,3 +94,29 @@ def test_two_localizations_of_one_crash_agree(tmp_path):
         roots = [signal_root_of(meta, read_err_log(bug.path), bug.gir_text, bug_weights(bug), dict(bug.oracle["input"]),
                                 bug.model_bytes, results_on(sandbox, "onnx")) for _ in range(2)]
     assert roots[0] is not None and roots[0] == roots[1] == bug.meta.root_cause
+
+
+def test_a_campaign_signs_one_signal_fault_in_different_graphs_alike(tmp_path):
+    """The campaign's save path localizes a crash known only by its signal (fuzz/saving.py): graphs that die
+    because they hold a Tanh are one signature, ``at Tanh``; a second campaign counts it as known, and steers
+    away from the Tanh when it may."""
+    from fake_backends import fake_campaign, folders, records
+
+    out = tmp_path / "bugs"
+    fake_campaign(out, backend="FakeTanhCrashBackend", max_tests=10, rerun=False, keep_per_signature=0,
+                  known_kept=False)
+    crashes = [r for r in records(out) if r.get("verdict") == "crash"]
+    assert len(crashes) >= 2 and len({r["signature"] for r in crashes}) == 1, crashes
+    assert crashes[0]["signature"].endswith("| killed by SIGSEGV | signal 11 | at Tanh"), crashes[0]
+    metas = [load_bug(p).meta for p in folders(out)]
+    assert len({len(m.ops) for m in metas}) > 1 or len({tuple(m.ops) for m in metas}) > 1  # different graphs
+    assert all(m.root_cause["method"] == "signal" and m.root_cause["op"] == "Tanh" for m in metas)
+    again = tmp_path / "again"
+    fake_campaign(again, backend="FakeTanhCrashBackend", seed=7, max_tests=6, rerun=False, known=[str(out)],
+                  known_kept=False, steer_known=False)
+    later = [r for r in records(again) if r.get("verdict") == "crash"]
+    assert later and all(r["bug_status"] == "known" for r in later), later
+    steered = tmp_path / "steered"
+    fake_campaign(steered, backend="FakeTanhCrashBackend", seed=7, max_tests=6, rerun=False, known=[str(out)],
+                  known_kept=False)
+    assert not [r for r in records(steered) if r.get("verdict") == "crash"]  # the known folder's trigger: Tanh
