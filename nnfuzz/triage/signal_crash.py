@@ -92,6 +92,7 @@ def localize(gir: GraphIR, weights, inputs, onnx_model, stage: str, signal: int,
     """BugMeta.root_cause of a crash known by its signal: the first instruction whose own graph dies the
     same way (``stage``, ``signal``, the system's frames ``terms``) when ``result(model, inputs)`` (a
     RunResult, None when time is up) runs it; None when none does or time ran out."""
+    from nnfuzz.errors import InternalError, NNFuzzError
     from nnfuzz.materialize.model import build_model
     from nnfuzz.triage.onnx_nodes import single_op
 
@@ -101,7 +102,13 @@ def localize(gir: GraphIR, weights, inputs, onnx_model, stage: str, signal: int,
             continue
         w = {n: np.asarray(weights[n]) for n in head.weights}
         x = {n: np.asarray(inputs[n]) for n in head.inputs}
-        r = result(build_model(head, 0, export=export, values=(w, x)), x)
+        try:
+            model = build_model(head, 0, export=export, values=(w, x))
+        except InternalError:
+            raise
+        except NNFuzzError:  # an own graph the exporter or its checks refuse is not run (as reduction's candidates)
+            continue
+        r = result(model, x)
         if r is None:
             return None
         if r.status == "crash" and r.signal == signal and r.stage == stage and stack_terms(r.detail) == terms:
