@@ -3,8 +3,10 @@ three OpenVINO faults that died by SIGSEGV at compile (0068, 0074, 0091) were on
 TensorFlow heap corruption (0094) was never known to a campaign, its signature naming the signal alone."""
 import json
 import shutil
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nnfuzz.cli import main
@@ -120,3 +122,52 @@ def test_a_campaign_signs_one_signal_fault_in_different_graphs_alike(tmp_path):
     fake_campaign(steered, backend="FakeTanhCrashBackend", seed=7, max_tests=6, rerun=False, known=[str(out)],
                   known_kept=False)
     assert not [r for r in records(steered) if r.get("verdict") == "crash"]  # the known folder's trigger: Tanh
+
+
+DUMP = """killed by SIGSEGV
+
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f2227e59b80 (most recent call first):
+  File "/site-packages/system/api.py", line 646 in compile_model
+  File "/work/main/nnfuzz/backends/system.py", line 76 in compile
+"""
+
+
+class DiesOnTanh:
+    """A sandbox whose system dies by SIGSEGV compiling any model with a Tanh (printing its faulthandler dump,
+    as a worker does) and computes the others with ONNX's reference evaluator: reduction's checks, with no
+    process to start."""
+    backend_info = types.SimpleNamespace(name="ort-cpu", engine="ort")
+
+    def run_model(self, model, inputs, fmt="onnx", **_):
+        from onnx.reference import ReferenceEvaluator
+
+        from nnfuzz.fuzz.sandbox import RunResult
+
+        if any(inst.op.name == "Tanh" for inst in model.gir.insts):
+            return RunResult("crash", "compile", None, error="killed by SIGSEGV", detail=DUMP, signal=11)
+        ref = ReferenceEvaluator(model.onnx)
+        return RunResult("ok", "execute", dict(zip(ref.output_names, ref.run(None, inputs))))
+
+
+def test_reduction_localizes_each_candidate_of_a_signal_crash_again():
+    """A candidate keeps the bug only where its own crash localizes to the same op (bug_reduction.Checker)."""
+    from graphs import chain
+
+    from nnfuzz.ops.elementwise import spec as E
+    from nnfuzz.triage.bug_reduction import Checker
+    from nnfuzz.triage.meta import BugMeta
+    from nnfuzz.triage.node_deletion import Candidate
+
+    x = {"x": np.linspace(-1, 1, 6, dtype=np.float32)}
+    meta = BugMeta(system="ort-cpu", version="?", version_id="?", symptom="crash", stage="compile",
+                   summary="killed by SIGSEGV", signal=11, nodes=3, format="onnx",
+                   root_cause={"op": "Tanh", "index": 1, "kind": "crash", "method": "signal"})
+    check = Checker(DiesOnTanh(), meta, {})
+    want = check.signature(Candidate(chain(E.Relu(), E.Tanh(), E.Sigmoid()), {}, x))
+    assert want == "ort-cpu | crash | compile | ? | killed by SIGSEGV | signal 11 | at Tanh | api.compile_model"
+    assert check.bug_meta.root_cause["index"] == 1
+    assert check.signature(Candidate(chain(E.Tanh(), E.Sigmoid()), {}, x)) == want  # the Relu deleted: same fault
+    assert check.bug_meta.root_cause["index"] == 0
+    assert check.signature(Candidate(chain(E.Relu(), E.Sigmoid()), {}, x)) is None  # the Tanh deleted: no crash
