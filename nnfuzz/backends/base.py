@@ -135,8 +135,10 @@ class Backend:
     # most specific first; regexes of its innermost check, with optional groups ``where`` (the condition
     # or error class) and ``file`` (no other named groups); lines of its wrapping that are never the message; and, for an error
     # log listing several failed ops, the regex heading each op's block (group 1: the op) and the one
-    # ending the list (only the first block is read).
+    # ending the list (only the first block is read); regexes whose group 1 is the name of the model's
+    # node that the error names as failing (triage/crash_prefix.py finds that node's prefix).
     error_ops: ClassVar[Tuple[str, ...]] = ()
+    error_nodes: ClassVar[Tuple[str, ...]] = ()
     error_checks: ClassVar[Tuple[str, ...]] = ()
     error_noise: ClassVar[Tuple[str, ...]] = ()
     error_blocks: ClassVar[Optional[Tuple[str, str]]] = None
@@ -216,6 +218,12 @@ class Backend:
         unless it recompiles on its own (torch.compile's guards: backends/inductor.py). A dynamic model
         (docs/dynamic-shapes.md) is compiled once and run at every shape; the oracle records this count."""
         return 1
+
+    def unguarded_recompile(self, compiled) -> Optional[dict]:
+        """The first recompilation of ``compiled``'s dynamic model that no guard should have asked for
+        (backends/inductor_guards.py), {"shape": k, "why": one line}: a bug the dynamic oracle reports.
+        None: there was none, or the system does not tell."""
+        return None
 
     # Set by the compile-and-run (fuzz/worker.py run_backend_shapes) for the run in progress: told the part
     # of a gradient test the run enters, so that a crash or hang there is signed by it (docs/oracles.md).

@@ -15,12 +15,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional, Set
 
 import numpy as np
 
 from nnfuzz.backends import inductor_knowledge
 from nnfuzz.backends.base import Backend, BackendUnavailable
+from nnfuzz.backends.inductor_guards import Recompiles
 
 MODES = (None, "default", "reduce-overhead", "max-autotune-no-cudagraphs")
 # backend.options.dynamic: how a dynamic model's symbolic dims are marked (docs/dynamic-shapes.md)
@@ -116,12 +117,14 @@ class _InductorBackend(Backend):
         fn = torch.compile(module, backend="inductor", mode=self.mode, fullgraph=True, dynamic=dynamic)
         zeros = [to_torch(np.zeros([int(d) for d in gir.vars[i].shape], gir.vars[i].dtype.numpy()),
                           gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
+        recompiles = None
         if dynamic:
-            mark_dynamic(torch, gir, zeros, self.dynamic)
+            unbacked = mark_dynamic(torch, gir, zeros, self.dynamic)
+            recompiles = Recompiles(gir, unbacked, [z.shape for z in zeros])
         with torch.no_grad(), self._default_device():
             fn(*zeros)  # the first call traces and compiles
         self._sync()
-        return fn, gir
+        return fn, gir, recompiles
 
     def run(self, compiled, inputs: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         torch = self._torch
@@ -130,17 +133,24 @@ class _InductorBackend(Backend):
 
         if isinstance(compiled, GradCompiled):
             return run_grad(self, compiled, inputs)
-        fn, gir = compiled
+        fn, gir, recompiles = compiled
         xs = [to_torch(inputs[i], gir.vars[i].dtype).to(self.torch_device) for i in gir.inputs]
+        graphs = _graphs_compiled()
         with torch.no_grad(), self._default_device():
             outs = fn(*xs)
             outs = [o.cpu() for o in outs]  # copies before a cudagraph replay could reuse the memory
+        if recompiles is not None:
+            recompiles.called([x.shape for x in xs], _graphs_compiled() > graphs)
         return {name: to_numpy(o) for name, o in zip(gir.outputs, outs)}
 
     def compiles(self, compiled) -> int:
         """The graphs dynamo compiled since this model's compile began: 1, plus one per recompilation a
         failed guard caused (dynamo's ``unique_graphs`` counter, which its ``reset`` leaves as it is)."""
         return _graphs_compiled() - self._graphs_before
+
+    def unguarded_recompile(self, compiled) -> Optional[dict]:
+        recompiles = compiled[2] if isinstance(compiled, tuple) else None
+        return recompiles.fault if recompiles is not None else None
 
     def compile_grad_module(self, module):
         """torch.compile of a gradient test's module (oracle=grad, backends/torch_grad.py)."""
@@ -159,7 +169,7 @@ def _graphs_compiled() -> int:
     return int(counters["stats"]["unique_graphs"])
 
 
-def mark_dynamic(torch, gir, inputs, how: str) -> None:
+def mark_dynamic(torch, gir, inputs, how: str) -> Set[str]:
     """Mark every symbolic axis of the family's inputs: ``unbacked`` (``mark_unbacked``: one graph for
     every size; what a dynamic ONNX model is) or ``backed`` (``mark_dynamic``, dynamo's
     default path: a size 0 or 1 is specialized, so a shape with a 1 there recompiles, and is counted).
@@ -167,18 +177,21 @@ def mark_dynamic(torch, gir, inputs, how: str) -> None:
     not marked (``dynamic=True`` keeps it symbolic, specialized where torch must): torch reports an
     unbacked size as never 1, so it compiles that broadcast as an equality of the sizes and fails its own
     guard on the size-1 input ("Guard failed on the same frame it was created"), and a ``mark_dynamic``
-    size that the broadcast then equals to a static size is a ConstraintViolationError."""
+    size that the broadcast then equals to a static size is a ConstraintViolationError. Returns the
+    symbols marked unbacked (backends/inductor_guards.py)."""
     from nnfuzz.generate.dynamic import broadcast_ones
 
-    stretched = broadcast_ones(gir)
+    stretched, unbacked = broadcast_ones(gir), set()
     for name, t in zip(gir.inputs, inputs):
         for axis, sym in enumerate(gir.family.dims.get(name) or ()):
             if sym is None or sym in stretched:
                 continue
             if how == "unbacked":
                 torch._dynamo.decorators.mark_unbacked(t, axis)
+                unbacked.add(sym)
             elif t.shape[axis] > 1:  # (mark_dynamic refuses a size-1 dim)
                 torch._dynamo.mark_dynamic(t, axis)
+    return unbacked
 
 
 class InductorCpuBackend(_InductorBackend):

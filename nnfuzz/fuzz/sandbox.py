@@ -2,7 +2,6 @@
 runaway memory in the system under test kills only the worker.
 
     with Sandbox("ort-cpu", test_timeout=10) as sb:
-        print(sb.start())                       # {"name", "version", "version_id", ...}
         r = sb.run(model_bytes, {"x": x})       # RunResult(status="ok", outputs={...}) or error/crash/timeout
 
 The worker (``nnfuzz.fuzz.worker``; fuzz/worker_handle.py starts and kills it) is a fresh interpreter
@@ -54,7 +53,8 @@ class RunResult:
     exc_type: str = ""       # qualified exception type for status "error" (e.g. "tvm.error.OpNotImplemented")
     shapes: Optional[list] = None    # a dynamic model's run (docs/dynamic-shapes.md): every shape's outputs,
     shape: Optional[int] = None      # the shape it ended at when it failed,
-    compiles: Optional[int] = None   # the compiles the system counted
+    compiles: Optional[int] = None   # the compiles the system counted; ``unguarded``: Backend.unguarded_recompile's
+    unguarded: Optional[dict] = None
     part: Optional[str] = None       # a gradient test's part it ended in: "forward" | "backward" (Backend.entering)
 
     @property
@@ -72,7 +72,7 @@ def result_of(answer: tuple, seconds: dict, output: str = "", rlimit_as_mb=None)
         seconds.update(worker_s)
         if len(answer) > 3:  # a dynamic model's run: outputs per shape
             return RunResult("ok", "execute", outputs[0], seconds=seconds, shapes=outputs,
-                             compiles=answer[3]["compiles"])
+                             compiles=answer[3]["compiles"], unguarded=answer[3].get("unguarded"))
         return RunResult("ok", "execute", outputs, seconds=seconds)
     _, stage, exc_type, summary, tb, worker_s, oom = answer[:7]
     shape, part = (answer[7].get("shape"), answer[7].get("part")) if len(answer) > 7 else (None, None)

@@ -14,7 +14,7 @@ Protocol (tuples, pickled by ``Connection.send``)::
     worker -> parent   ("ok", outputs, seconds) | ("error", stage, type, summary, traceback, seconds, oom, {"part"})
     parent -> worker   ("runs", model_bytes, [inputs, ...])      (a dynamic model: one compile, every shape)
     worker -> parent   ("stage", "execute"), ("shape", k) before running shape k
-    worker -> parent   ("ok", [outputs, ...], seconds, {"compiles": n})
+    worker -> parent   ("ok", [outputs, ...], seconds, {"compiles": n, "unguarded": {shape, why} or None})
                      | ("error", stage, type, summary, traceback, seconds, oom, {"shape": k or None, "part"})
     parent -> worker   ("close",)
 
@@ -172,14 +172,14 @@ def run_backend_shapes(backend, model_bytes, shapes, entering=None, at_shape=Non
                 at_shape(k)
             outs.append(_as_arrays(backend.run(compiled, inputs)))
         seconds["execute"] = time.perf_counter() - t
-        compiles = int(backend.compiles(compiled))
+        counted = {"compiles": int(backend.compiles(compiled)), "unguarded": backend.unguarded_recompile(compiled)}
         del compiled
     except Exception as e:
         return ("error", stage, _exc_type(e), summarize(e), traceback.format_exc(), seconds, _is_oom(e),
                 {"shape": len(outs) if stage == "execute" else None, "part": part[0]})
     finally:
         backend.on_part = None
-    return ("ok", outs, seconds, {"compiles": compiles})
+    return ("ok", outs, seconds, counted)
 
 
 def unsendable(answer: tuple, e: BaseException) -> tuple:

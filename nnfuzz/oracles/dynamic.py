@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Dict, Optional, Tuple
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.oracles.base import Oracle, Skip, Tested
-from nnfuzz.triage.static_check import static_check, static_term
+from nnfuzz.triage.static_check import RECOMPILE, static_check, static_term
+from nnfuzz.verdict import Outcome, Stage, Symptom, Verdict
 
 if TYPE_CHECKING:
     from nnfuzz.fuzz.context import RunContext
@@ -118,13 +119,17 @@ class DynamicShapes(Oracle):
             return _localize_at(ctx, lane.sandbox, p, fmt, k, outputs)
         judged, k, shown, loc = settle_shapes(res, p.shapes, ctx.info.engine, ctx.tolerances,
                                               lambda k: _twins_at(ctx, p, k), localize, expected)
+        if k is None and judged.verdict.outcome is Outcome.PASS and res.unguarded is not None:
+            k, shown = res.unguarded["shape"], dataclasses.replace(res, outputs=res.shapes[res.unguarded["shape"]])
+            judged = dataclasses.replace(judged, verdict=Verdict.bug(Symptom.inconsistency, Stage.execute,
+                                                                     res.unguarded["why"]))
         # oracle.pkl: every shape with what it was compared with (the expected side's outputs where another
         # system ran), for the replay
         every = [{"input": s.input, "output": s.output if expected is None else expected[j]} for j, s in enumerate(p.shapes)]
         ref = dataclasses.replace(judged.reference, shapes=every)
         other = expected[k] if expected is not None and k is not None else None
         static = None
-        if judged.verdict.is_bug and reference is None and ctx.left() > 0:  # (not again on the re-run)
+        if judged.verdict.is_bug and reference is None and ctx.left() > 0 and not _unguarded(shown, judged.verdict):
             static = _static_at(ctx, lane, p, fmt, k, judged.reference, other)
         return Tested(judged.verdict, shown, "actual", other, ref, judged.twin, shape=k, failed=static,
                       expected_result=theirs, localization=loc)
@@ -151,27 +156,37 @@ class DynamicShapes(Oracle):
         out["dynamic"] = {**p.family, "shape": t.shape, "compiles": res.compiles,
                           "shapes_run": shapes_run(t),
                           "forms": dict(p.dynamic_forms), "static": t.failed}
+        if _unguarded(res, t.verdict):
+            out["dynamic"]["unguarded"] = res.unguarded
         return out
 
     @classmethod
     def signature_term(cls, meta) -> Optional[str]:
-        """"dynamic" for an inconsistency that only the dynamic form shows (the static model of that shape,
+        """"recompile" for a recompilation no guard asks for (backends/inductor_guards.py); "dynamic" for an
+        inconsistency that only the dynamic form shows (the static model of that shape,
         inferred as often, passes: static_check), "again" for one its static model shows too, on a repeated
         inference only; each followed by its root cause's op where each node's own error found one
         ("dynamic | Add"); otherwise the usual terms."""
-        from nnfuzz.triage.dedup import root_op
+        from nnfuzz.triage.dedup import NODE_METHODS, root_op
 
         dyn = meta.dynamic
+        if isinstance(dyn, dict) and dyn.get("unguarded"):
+            return RECOMPILE
         term = static_term(dyn.get("static")) if isinstance(dyn, dict) else None
         if term is None:
             return None
         root = meta.root_cause
-        return f"{term} | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else term
+        return f"{term} | {root_op(root)}" if root and root.get("method") in NODE_METHODS else term
 
     def localizes(self, p: "Produced") -> bool:
         return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)
 
     # (reducible: as any oracle's; a dynamic bug is reduced with its shape family, triage/dynamic_reduction.py)
+
+
+def _unguarded(res, verdict) -> bool:
+    """Whether ``verdict`` is the recompilation no guard asks for that ``res`` ran into (not a wrong value)."""
+    return res is not None and res.unguarded is not None and verdict is not None and verdict.summary == res.unguarded["why"]
 
 
 def _static_test(t: Tested) -> bool:

@@ -19,7 +19,6 @@ A crash whose own graph shows it nowhere (it needs two branches) keeps its stack
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import PurePath
 from typing import Callable, List, Optional
@@ -79,12 +78,7 @@ def own_graph(gir: GraphIR, k: int) -> Optional[GraphIR]:
     outputs = [v for v in gir.insts[k].outputs if not gir.vars[v].dtype.quant_only]
     if not outputs:
         return None
-    feeds = gir.feeding(gir.insts[k].inputs)
-    insts = [inst for j, inst in enumerate(gir.insts[:k]) if j in feeds] + [gir.insts[k]]
-    used = {v for inst in insts for v in (*inst.inputs, *inst.outputs)}
-    return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
-                               inputs=[i for i in gir.inputs if i in used],
-                               weights=[w for w in gir.weights if w in used], insts=insts, outputs=outputs)
+    return gir.sub(gir.feeding(gir.insts[k].inputs) | {k}, outputs)
 
 
 def localize(gir: GraphIR, weights, inputs, onnx_model, stage: str, signal: int, terms: List[str],

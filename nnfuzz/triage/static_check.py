@@ -9,6 +9,7 @@ from typing import Optional
 
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 AGAIN = "fails when inferred again"  # ... fails on its last inference, right on its first
+RECOMPILE = "recompile"  # the signature term and divergence of a recompilation no guard asks for (no static check)
 
 
 def inferred_as_dynamic(run, payload: bytes, inputs, k: int):

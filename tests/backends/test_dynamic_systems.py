@@ -36,7 +36,7 @@ def test_one_compile_runs_every_shape(system, built):
     with Sandbox(system, test_timeout=120) as sb:
         res = sb.run(data, [s.input for s in built.shapes])
     assert res.ok, res.error
-    assert res.compiles == 1
+    assert res.compiles == 1 and res.unguarded is None
     assert len(res.shapes) == 3
     for got, ref in zip(res.shapes, built.shapes):
         assert got["v1"].shape == ref.output["v1"].shape
@@ -53,7 +53,7 @@ def test_inductor_counts_the_recompile_that_a_size_1_guard_causes(built):
     with Sandbox("inductor-cpu", {"dynamic": "backed"}, test_timeout=120) as sb:
         res = sb.run(pack(gir.dumps(), built.model.weights), [s.input for s in built.shapes])
     assert res.ok, res.error
-    assert res.compiles == 2
+    assert res.compiles == 2 and res.unguarded is None  # (a backed size changed: a guard may fail there)
 
 
 @pytest.fixture(scope="module")
@@ -139,5 +139,6 @@ def test_inductor_serves_a_symbol_that_broadcasts_from_1(how):
     with Sandbox("inductor-cpu", {"dynamic": how}, test_timeout=120) as sb:
         res = sb.run(pack(g.dumps(), {}), shapes)
     assert res.ok, res.error
+    assert res.unguarded is None, res.unguarded  # shape 2 differs from shape 0 only in s1, unbacked or backed
     for got, x in zip(res.shapes, shapes):
         np.testing.assert_allclose(got["y"], x["a"] + x["b"], rtol=1e-6)

@@ -350,6 +350,28 @@ class FakeStaleShapeBackend(FakeBackend):
         return _change(outputs, "wrong") if shapes != compiled[1] else outputs
 
 
+class FakeRecompilingBackend(FakeBackend):
+    """Takes dynamic ONNX models, right at every shape, but says it compiled again at shape 1 where no guard
+    asks for it (Backend.unguarded_recompile): torch.compile's fault class that no real system shows on
+    demand (backends/inductor_guards.py judges inductor's)."""
+
+    dynamic_forms = ("onnx",)
+    WHY = "recompiled for sizes {n=5}, which differ from sizes {n=2}, already served, only in unbacked n: no guard holds them"
+
+    def compile(self, model_bytes: bytes):
+        return [super().compile(model_bytes), 0]
+
+    def run(self, compiled, inputs):
+        compiled[1] += 1
+        return super().run(compiled[0], inputs)
+
+    def compiles(self, compiled) -> int:
+        return 2 if compiled[1] > 1 else 1
+
+    def unguarded_recompile(self, compiled):
+        return {"shape": 1, "why": self.WHY} if compiled[1] > 1 else None
+
+
 class FakeSymbolicSigmoidBackend(FakeBackend):
     """Takes dynamic ONNX models; its Sigmoid is 0.5 too high in a model with a ``dim_param`` input (a kernel
     chosen for symbolic shapes that is wrong) and right in a static one: a fault only the dynamic form shows,

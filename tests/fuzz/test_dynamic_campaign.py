@@ -82,6 +82,19 @@ def test_a_system_wrong_on_a_later_shape_is_caught_there(tmp_path):
     assert any(d.dim_param for i in graph.input for d in i.type.tensor_type.shape.dim)
 
 
+def test_a_recompile_no_guard_asks_for_is_a_bug_of_its_own(tmp_path):
+    """Every value right, but the system compiled again at shape 1 where no guard asks it to: an
+    inconsistency at that shape, signed "recompile" (no static check: a static model does not recompile)."""
+    counters, cc = fake_campaign(tmp_path / "bugs", backend="FakeRecompilingBackend", seed=5, max_tests=4,
+                                 dynamic=1.0, rerun=False)
+    assert counters.dynamic >= 1 and counters.verdicts["inconsistency"] == counters.dynamic, counters
+    bug = load_bug(folders(cc.out)[0])
+    dyn = bug.meta.dynamic
+    assert dyn["shape"] == 1 and dyn["compiles"] == 2 and dyn["static"] is None
+    assert dyn["unguarded"]["why"] == bug.meta.summary and bug.meta.summary.startswith("recompiled for sizes")
+    assert bug.meta.signature == "fake-cpu | inconsistency | recompile | recompile"
+
+
 def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
     base = dict(backend="tf-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=1.0, out=tmp_path)
     assert not any(o.name == "dynamic" for o in campaign_oracles(CampaignConfig(**base)))  # auto: off there
