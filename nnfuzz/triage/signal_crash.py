@@ -15,7 +15,11 @@ the same on every run of one fault:
   (stage, signal, the system's frames). OpenVINO's GroupNormalization -> Div crash localizes to the Div,
   its Concat -> QuantizeLinear -> DequantizeLinear -> QuantizeLinear crash to the last QuantizeLinear.
 
-A crash whose own graph shows it nowhere (it needs two branches) keeps its stack alone.
+A crash whose own graph shows it nowhere (it needs two branches) keeps its stack alone. The localized op is
+the last one the crash needs, so a fault that several consumers set off is one signature per consumer op
+(the GroupNormalization crash of tests/cases/dedup's c7 0080 and 0089 came with a Div and with a Where): a
+split, where the signal alone merged different faults. A flaky crash (heap corruption: another signal, or
+none, from run to run) is signed by the run that was saved.
 """
 from __future__ import annotations
 
