@@ -47,12 +47,22 @@ def _judges(ctx: "RunContext", sandbox, p: "Produced", original):
 def runner(ctx: "RunContext", sandbox, p: "Produced"):
     """``run(model, inputs)`` for localization: the exposed model on ``sandbox`` as ``p`` was sent (None
     when it failed or the campaign's time is up)."""
+    result = results(ctx, sandbox, p)
+
     def run(model, inputs):
+        r = result(model, inputs)
+        return r.outputs if r is not None and r.status == "ok" else None
+    return run
+
+
+def results(ctx: "RunContext", sandbox, p: "Produced"):
+    """``result(model, inputs)``: a model's RunResult on ``sandbox`` as ``p`` was sent (None when the
+    campaign's time is up): how a crash's own graph ends (triage/signal_crash.py)."""
+    def result(model, inputs):
         if ctx.left() <= 0:
             return None
-        r = sandbox.run_model(model, inputs, timeout=ctx.run_timeout(), fmt=sandbox.format_for(p))
-        return r.outputs if r.status == "ok" else None
-    return run
+        return sandbox.run_model(model, inputs, timeout=ctx.run_timeout(), fmt=sandbox.format_for(p))
+    return result
 
 
 def widened(ctx: "RunContext") -> Tuple[str, ...]:

@@ -74,7 +74,8 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
 
         t0 = time.perf_counter()
         root = crash_root_of(meta, err_log(t.verdict), p.gir_text, p.weights, p.reference.input,
-                             p.payload(meta.format), local.runner(ctx, lane.sandbox, p), local.widened(ctx))
+                             p.payload(meta.format), local.runner(ctx, lane.sandbox, p), local.widened(ctx),
+                             local.results(ctx, lane.sandbox, p))
         ctx.add_seconds("triage", time.perf_counter() - t0)
         meta = meta.replace(root_cause=root)
     return meta

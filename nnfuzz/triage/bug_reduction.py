@@ -140,12 +140,12 @@ class Checker:
         if not judged.verdict.is_bug:
             return None
         self.bug_meta = replay_meta(self.meta, judged, res, (lambda: loc.to_meta()) if loc is not None else None)
-        if (self.meta.root_cause or {}).get("method") == "prefix" and judged.verdict.label == "crash":
-            # the crash was charged to a node before the op its error names: find that node in this candidate
-            # again (the recorded one may be gone, and the crash another bug's: a reduction kept a Resize crash
-            # with no OneHot left, signed by the OneHot the original's prefix found). A candidate without
-            # the op that failed shows the node's fault as an inconsistency, localized as any: the same
-            # signature (dedup.node_fault), so the reduction may go on to it
+        if (self.meta.root_cause or {}).get("method") in ("prefix", "signal") and judged.verdict.label == "crash":
+            # the crash was charged to a node before the op its error names, or localized by its signal alone:
+            # find that node in this candidate again (the recorded one may be gone, and the crash another bug's:
+            # a reduction kept a Resize crash with no OneHot left, signed by the OneHot the original's prefix
+            # found). A candidate without the op that failed shows the node's fault as an inconsistency,
+            # localized as any: the same signature (dedup.node_fault), so the reduction may go on to it
             self.bug_meta = self.bug_meta.replace(root_cause=self._crash_root(c, model, judged.verdict, run, widened))
         return bug_signature(self.bug_meta, judged.verdict)
 
@@ -169,9 +169,11 @@ class Checker:
         from nnfuzz.materialize.portable import model_payload
         from nnfuzz.triage.crash_prefix import crash_root_of
         from nnfuzz.triage.judging import err_log
+        from nnfuzz.triage.repro import results_on
 
         payload = model_payload(c.gir, c.weights, model.onnx, self.meta.format) if self.meta.format == "onnx" else None
-        return crash_root_of(self.bug_meta, err_log(verdict), c.gir.dumps(), c.weights, c.inputs, payload, run, widened)
+        return crash_root_of(self.bug_meta, err_log(verdict), c.gir.dumps(), c.weights, c.inputs, payload, run, widened,
+                             results_on(self.sandbox, self.meta.format))
 
 
 def _write_reduced(bug, best, check: Checker, before, trials, seconds, want, lock=None, family=False) -> None:

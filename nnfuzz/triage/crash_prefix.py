@@ -95,13 +95,18 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
 
 
 def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs, model_bytes: Optional[bytes],
-                  run: Callable, widened=()) -> Optional[dict]:
+                  run: Callable, widened=(), result: Optional[Callable] = None) -> Optional[dict]:
     """``crash_root_cause`` for a saved or about-to-be-saved crash (its BugMeta and error text); None for a
-    folder without a graph, a model other than ONNX, or an error that names no op."""
+    folder without a graph, a model other than ONNX, or an error that names no op. A crash known only by
+    its signal is localized by triage/signal_crash.py instead, with ``result(model, inputs)`` (the
+    RunResult, None when time is up; without it, not localized)."""
     import onnx
 
     from nnfuzz.triage.rootcause import failing_node, root_cause
+    from nnfuzz.triage.signal_crash import signal_only, signal_root_of
 
+    if signal_only(meta, err_text):
+        return signal_root_of(meta, err_text, gir_text, weights, inputs, model_bytes, result) if result else None
     if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
         return None
     op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)

@@ -11,7 +11,9 @@ Signatures:
   oracles/grad.py) | exception type | the op the system names | its
   innermost check with the first line of message after it (triage/rootcause.py), with numbers, hex
   addresses, paths, quoted names, graph names and ONNX node names stripped | the function names of the
-  top three frames of a native backtrace;
+  top three frames of a native backtrace; a crash known only by its signal (triage/signal_crash.py) adds
+  ``at`` the op it localizes to (root_cause method ``signal``) and the crashing thread's Python frames:
+  the system's top three and nnfuzz's op lowering under them (``op linear._matmul``);
 - inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
   whose own error passes its accuracy budget, triage/local_error.py; named as the system ran it where
   its ONNX lowering is one node: Softshrink is Shrink; a shape or dtype fault by the op family that
@@ -38,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 12  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 13  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -47,7 +49,8 @@ SIGNATURE_VERSION = 12  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # names the op family that shares its shape rule (Reduce*); 10: a gradient test's crash in the backward says so;
 # 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values);
 # 12: a crash charged to a node before the op its error names is signed as that node's inconsistency, a
-# wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family
+# wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family;
+# 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py)
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -83,6 +86,7 @@ def signature(meta, err_log: str = "") -> str:
     system's full message and native backtraces)."""
     from nnfuzz.triage.meta import BugMeta
     from nnfuzz.triage.rootcause import root_cause
+    from nnfuzz.triage.signal_crash import signal_only, stack_terms
 
     if not isinstance(meta, BugMeta):
         meta = BugMeta.from_json(meta)
@@ -117,6 +121,8 @@ def signature(meta, err_log: str = "") -> str:
     parts = [system, symptom, stage, etype] + ([op] if op else []) + [message]
     if meta.signal:
         parts.append(f"signal {meta.signal}")
+    if signal_only(meta, err_log):  # nothing but the signal: where it died tells one fault from another
+        parts += ([f"at {root_op(root)}"] if root and root.get("method") == "signal" else []) + stack_terms(err_log)
     return " | ".join(parts + frames)
 
 

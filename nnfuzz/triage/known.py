@@ -26,6 +26,7 @@ from nnfuzz.errors import ConfigError
 KINDS = ("shape", "dtype", "values", "non-finite", "precision", "missing", "crash", "timeout")
 FIELDS = ("system", "op", "dtype", "kind", "message", "spelling", "note", "link", "steer")
 KNOWN_FILE = "known.yaml"   # the known-bugs file of a store (the repository's: bugs/kept/known.yaml)
+_PY_FRAME = re.compile(r"[A-Za-z_]\w*\.(?:\w+|<\w+>)")  # a Python frame of a crash's stack (signal_crash.py)
 SMALL = 2                   # a folder without a located root cause steers by its nodes when it has at most this many
 
 
@@ -115,14 +116,18 @@ class KnownBugs:
 
 def generic(signature: str) -> bool:
     """Whether a signature names no root cause: an inconsistency localized to no node (``unlocalized``,
-    its summary alone), or a crash known only by its signal (no message, no native frames). Item 7's
+    its summary alone), or a crash known only by its signal that names no op (neither the op it localizes
+    to, ``at X``, nor an op lowering on its stack, ``op family.function``: the system's entry frames alone,
+    OpenVINO's ``compile_model``, are every compile crash's; triage/signal_crash.py). Item 7's
     campaigns of issue 26 found two new OpenVINO faults counted as kept bugs/kept/0034 through its
     ``unlocalized | ... values differ (int64)``."""
     parts = [p.strip() for p in signature.split("|")]
     if len(parts) > 2 and parts[1] == "inconsistency" and parts[2] == "unlocalized":
         return True
-    return len(parts) > 2 and parts[1] == "crash" and all(p.startswith(("signal ", "killed by")) or p in ("", "?")
-                                                           for p in parts[4:] if p)
+    rest = [p for p in parts[3:] if p and p != "?"]
+    return len(parts) > 2 and parts[1] == "crash" and any(p.startswith("killed by") for p in rest) \
+        and not any(p.startswith(("at ", "op ")) for p in rest) \
+        and all(p.startswith(("signal ", "killed by")) or _PY_FRAME.fullmatch(p) for p in rest)
 
 
 def bug_cause(meta, err_log: str = "") -> dict:

@@ -80,8 +80,9 @@ def _recheck_one(bug, sandbox, tolerances, before: str) -> Dict:
 def _crash_root(bug, meta, sandbox):
     from nnfuzz.triage.bugstore import bug_weights, read_err_log
     from nnfuzz.triage.crash_prefix import crash_root_of
-    from nnfuzz.triage.repro import outputs_on, replay_format, widened_of
+    from nnfuzz.triage.repro import outputs_on, replay_format, results_on, widened_of
 
+    fmt = replay_format(bug, sandbox.backend_info)
     return crash_root_of(meta, read_err_log(bug.path), bug.gir_text, bug_weights(bug), dict(bug.oracle["input"]),
-                         bug.model_bytes, outputs_on(sandbox, replay_format(bug, sandbox.backend_info)),
-                         widened_of(meta.system))
+                         bug.model_bytes, outputs_on(sandbox, fmt), result=results_on(sandbox, fmt),
+                         widened=widened_of(meta.system))

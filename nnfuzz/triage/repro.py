@@ -210,10 +210,18 @@ def _local(bug, sandbox, tolerances, original):
 def outputs_on(sandbox, fmt: str):
     """``run(model, inputs)`` for localization: a Model (materialize.model) on ``sandbox`` in format
     ``fmt``, its outputs by name (None if it failed)."""
+    result = results_on(sandbox, fmt)
+
     def run(model, inputs):
-        r = sandbox.run_model(model, inputs, fmt=fmt)
+        r = result(model, inputs)
         return r.outputs if r.status == "ok" else None
     return run
+
+
+def results_on(sandbox, fmt: str):
+    """``result(model, inputs)``: a Model's RunResult on ``sandbox`` in format ``fmt`` (how it ended, for
+    a crash's localization: triage/signal_crash.py)."""
+    return lambda model, inputs: sandbox.run_model(model, inputs, fmt=fmt)
 
 
 def widened_of(system: str) -> tuple:

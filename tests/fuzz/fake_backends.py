@@ -206,6 +206,19 @@ class FakeGirBackend(FakeBackend):
         return {name: values[name] for name in gir.outputs}
 
 
+class FakeTanhCrashBackend(FakeGirBackend):
+    """Dies by SIGSEGV compiling any graph that holds a Tanh, printing nothing: a native fault known only by
+    its signal (triage/signal_crash.py localizes it to the Tanh)."""
+
+    name = "faketanh-cpu"
+
+    def build(self, model_bytes: bytes):
+        gir, weights = super().build(model_bytes)
+        if any(inst.op.name == "Tanh" for inst in gir.insts):
+            inprocess.die(signal.SIGSEGV)
+        return gir, weights
+
+
 class FakeCrashBackend(FakeBackend):
     """Dies by SIGSEGV on every model (a compared system that crashes: oracle=cmp)."""
 
