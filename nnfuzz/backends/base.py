@@ -174,6 +174,12 @@ class Backend:
         reference oracle): tflite-cpu's ``quantize=int8`` is judged by the int8 oracle (oracles/int8.py)."""
         return None
 
+    @classmethod
+    def probe_variant(cls, options) -> str:
+        """What of ``backend.options`` changes the kernels the system runs, so that the op x dtype probe is
+        cached apart for it (fuzz/probe.py; "": nothing does). tflite-cpu: "quantize=int8"."""
+        return ""
+
     @staticmethod
     def choice(key: str, value, choices) -> None:
         """Raise ConfigError showing ``backend.<key>=value`` and the valid choices unless it is one."""

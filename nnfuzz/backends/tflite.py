@@ -44,6 +44,11 @@ class TfliteBackend(_TfBackend):
         return "int8" if (options or {}).get("quantize", "none") == "int8" else None
 
     @classmethod
+    def probe_variant(cls, options) -> str:
+        quantize = (options or {}).get("quantize", "none")
+        return "" if quantize == "none" else f"quantize={quantize}"
+
+    @classmethod
     def check_available(cls) -> None:
         super().check_available()
         cls.require("ai_edge_litert.interpreter", "the LiteRT interpreter", "pip install ai-edge-litert")
