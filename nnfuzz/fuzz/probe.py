@@ -61,10 +61,11 @@ def probe_support(sandbox, ops: List[type], cc, export, clock) -> Tuple[List[typ
     """Probe (or load from cache, per backend version and the newest opset of ``export``, the campaign's
     model template) the op x dtype rows of ``ops``, within ``clock``'s time; (the ops with a supported
     row, {op name: its supported rows}) limit the campaign's generator. Prints what was found."""
-    from nnfuzz.oracles.reference import backend_class_of
+    from nnfuzz.backends.registry import backend_class
 
     info = sandbox.backend_info
-    path = cache_path(info, _probe_spec(export).opset, backend_class_of(cc).probe_variant(cc.backend_options))
+    variant = backend_class(cc.backend_path or cc.backend).probe_variant(cc.backend_options)
+    path = cache_path(info, _probe_spec(export).opset, variant)
     cached: Dict[str, Dict[str, bool]] = read_cache(path, rows=True)
     todo = []
     for cls in ops:

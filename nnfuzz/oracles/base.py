@@ -199,9 +199,9 @@ def oracle_class(name: str) -> type:
 def campaign_oracles(cfg: "CampaignConfig") -> Tuple[Oracle, ...]:
     """The campaign's oracles in the order they claim a produced model: those another setting turns on
     (``mgen.invalid``), then the one ``oracle=`` (or ``cmp.with=``) names, which takes the rest."""
-    from nnfuzz.oracles.reference import backend_class_of
+    from nnfuzz.backends.registry import backend_class
 
-    judged_by = backend_class_of(cfg).oracle_for(cfg.backend_options)
+    judged_by = backend_class(cfg.backend_path or cfg.backend).oracle_for(cfg.backend_options)
     if judged_by is not None and cfg.oracle != "reference":
         raise ConfigError(f"{cfg.backend} with backend.options {dict(cfg.backend_options)} is judged by its own "
                           f"oracle ({judged_by}), under oracle=reference; oracle={cfg.oracle} cannot test it")
