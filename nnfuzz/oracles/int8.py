@@ -53,7 +53,7 @@ class Int8(Oracle):
             return Tested(None)
         if res.status != "ok":
             return Tested(judge(res, None, ctx.info.engine, ctx.tolerances), res, reference=p.reference)
-        return Tested(judge_int8(p, res.outputs), res, reference=p.reference)
+        return Tested(judge_int8(p.gir_text, p.weights, p.reference.input, res.outputs), res, reference=p.reference)
 
     def localizes(self, p: "Produced") -> bool:
         return False  # one op: the verdict names it
@@ -74,8 +74,9 @@ class Int8(Oracle):
         return fields
 
 
-def judge_int8(p: "Produced", outputs: Dict):
-    """The verdict of a quantized run's answer ``outputs`` (int8 outputs and record) for produced model ``p``."""
+def judge_int8(gir_text: str, weights: Dict, inputs: Dict, outputs: Dict):
+    """The verdict of a quantized run's answer ``outputs`` (int8 outputs and record) for the graph of
+    ``gir_text`` with ``weights``, run on ``inputs`` (a campaign's test, or a bug folder's replay)."""
     from nnfuzz.gir import GraphIR
     from nnfuzz.oracles.int8_steps import compare_steps, quantized_inputs, scope_problems, split_record
     from nnfuzz.verdict import Verdict
@@ -84,5 +85,5 @@ def judge_int8(p: "Produced", outputs: Dict):
     problems = scope_problems(record)
     if problems:
         return Verdict.unsupported(f"outside the int8 oracle's scope: {problems[0]}", "\n".join(problems))
-    gir = GraphIR.loads(p.gir_text)
-    return compare_steps(gir, p.weights, record, quantized_inputs(record, gir, p.reference.input), got)
+    gir = GraphIR.loads(gir_text)
+    return compare_steps(gir, weights, record, quantized_inputs(record, gir, inputs), got)

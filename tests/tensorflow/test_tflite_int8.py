@@ -118,3 +118,26 @@ def test_the_oracle_sees_transpose_conv_ignore_its_filters_zero_point(contained)
     label, summary, filter_zero_point = contained(transpose_conv_with_an_input_filter)
     assert filter_zero_point != 0
     assert label == "inconsistency" and "8/8 int8 values" in summary, summary
+
+
+@pytest.mark.slow
+def test_an_int8_campaign_saves_transpose_conv_faults_that_replay(tmp_path, monkeypatch, capsys):
+    import json
+
+    from nnfuzz.cli import main
+    from nnfuzz.triage.bugstore import load_bug
+
+    monkeypatch.setenv("NNFUZZ_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "bugs"
+    assert main(["fuzz", "--json", "backend=tflite-cpu", "backend.options.quantize=int8", "mgen.max_nodes=1",
+                 "mgen.dtypes=[float32]", "mgen.include=[ConvTranspose1d]", "mgen.seed=3", "fuzz.max_tests=4",
+                 "time=120s", f"fuzz.out={out}", "ui=plain", "fuzz.producers=0", "fuzz.workers=1",
+                 "fuzz.probe=false", "fuzz.test_timeout=60", "fuzz.reduce=false"]) == 0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["nnfuzz_errors"] == 0 and s["tests"] == 4, s
+    bugs = [load_bug(p) for p in sorted(out.iterdir()) if p.is_dir() and p.name.isdigit()]
+    faults = [b for b in bugs if b.meta.symptom == "inconsistency"]
+    assert faults, f"no TRANSPOSE_CONV fault among 4 tests: {s}"
+    bug = faults[0]
+    assert bug.meta.oracle["kind"] == "int8" and "TRANSPOSE_CONV" in bug.meta.oracle["int8"]["kernels"], bug.meta.oracle
+    assert main(["repro", str(bug.path)]) == 0, f"{bug.path} does not reproduce: {bug.meta.summary}"
