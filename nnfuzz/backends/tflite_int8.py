@@ -97,7 +97,23 @@ def _read_model(interp, ops, weights, graph_params: List[Tuple[float, float]]):
         if w in held and not np.array_equal(held[w], value):
             problems.append(f"weight {w} is held at two quantizations")
         held[w] = value
+    problems += [f"weight {w} is held both quantized and as the float constant {t['name']!r}"
+                 for t in interp.get_tensor_details() if t["index"] not in written and t["index"] not in inputs
+                 and np.dtype(t["dtype"]) == np.float32 and params[t["index"]][0].size == 0
+                 for w in held if _same_floats(interp, t, floats[w])]
     return held, problems
+
+
+def _same_floats(interp, t, f: np.ndarray) -> bool:
+    """Whether float constant ``t`` holds weight ``f``'s values, in any layout (the same sorted values: a
+    conservative test, which may take an unrelated constant of the same values for the weight)."""
+    if int(np.prod(t["shape"])) != f.size:
+        return False
+    try:
+        values = np.asarray(interp.get_tensor(t["index"]))
+    except ValueError:
+        return False
+    return np.array_equal(np.sort(values.ravel()), np.sort(f.ravel()))
 
 
 def _on_selected_grid(ops, index: int, params) -> bool:

@@ -98,3 +98,20 @@ def test_the_quantize_option_is_checked_and_caches_its_probe_apart():
     assert TfliteBackend.dynamic_forms_for({"quantize": "int8"}) == ()
     with pytest.raises(ConfigError, match=r"backend.options.quantize='int4'; valid choices: \['none', 'int8'\]"):
         TfliteBackend.choice("quantize", "int4", ("none", "int8"))
+
+
+def test_a_quantized_filter_is_matched_to_its_weight_across_layouts():
+    # a Conv2d weight [O, I, kh, kw] as TFLite holds it: OHWI, int8 symmetric per output channel (axis 0)
+    from nnfuzz.backends.tflite_int8 import _match
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(3, 2, 2, 4)).astype(np.float32)
+    ohwi = w.transpose(0, 2, 3, 1)
+    scales = np.abs(ohwi).reshape(3, -1).max(axis=1) / 127
+    q = quantize(ohwi, scales.reshape(3, 1, 1, 1), 0).astype(np.int8)
+    other = rng.normal(size=w.shape).astype(np.float32)
+    name, held = _match(q, scales, np.zeros(3, np.int64), 0, {"other": other, "w0": w})
+    assert name == "w0" and held.shape == w.shape
+    np.testing.assert_allclose(held, w, atol=scales.max() / 2 + 1e-7)  # within half a step of each channel
+    np.testing.assert_array_equal(held, dequantize(q, scales, np.zeros(3), axis=0).transpose(0, 3, 1, 2))
+    assert _match(q, scales, np.zeros(3, np.int64), 0, {"other": other}) is None
