@@ -120,6 +120,32 @@ def test_the_oracle_sees_transpose_conv_ignore_its_filters_zero_point(contained)
     assert label == "inconsistency" and "8/8 int8 values" in summary, summary
 
 
+def div_of_small_numerators():
+    """w / y with w a weight [1, 8] (int8 steps of 0.025) and y [3, 1]: the int8 DIV gives 127 or -128 where a
+    numerator one or two steps from its zero point is divided by y of magnitude 1.7 or 3.3 (the quotient is 0 on
+    the output grid); by 0.25 it is right."""
+    from nnfuzz.abstract import AbsTensor, DType
+    from nnfuzz.gir import GraphIR, Inst
+    from nnfuzz.ops.binary.spec import Div
+
+    w, y = AbsTensor([1, 8], DType.float32), AbsTensor([3, 1], DType.float32)
+    (q,) = Div().checked_type_transfer([w, y])
+    gir = GraphIR(vars={"w": w, "y": y, "q": q}, inputs=["y"], weights=["w"], insts=[Inst(Div(), ["w", "y"], ["q"])],
+                  outputs=["q"]).check()
+    weights = {"w": np.array([[3.33, -3.05, 0.025, -0.05, 0.125, -0.1, 1.0, 0.05]], np.float32)}
+    inputs = {"y": np.array([[1.7359335], [-3.3329923], [0.25]], np.float32)}
+    got, record = split_record(_int8().run(_int8().compile(pack(gir.dumps(), weights)), inputs))
+    v = compare_steps(gir, weights, record, quantized_inputs(record, gir, inputs), got)
+    return v.label, v.summary, record[OPS].tolist(), got["q"].tolist()
+
+
+@pytest.mark.slow
+def test_the_oracle_sees_int8_div_saturate_small_numerators(contained):
+    label, summary, kernels, got = contained(div_of_small_numerators)
+    assert kernels == ["DIV"] and label == "inconsistency", (label, summary, kernels)
+    assert got[0][2] == 127 and got[0][3] == -128, got  # 0.025 / 1.74 and -0.05 / 1.74: 0 on the output grid
+
+
 @pytest.mark.slow
 def test_an_int8_campaign_saves_transpose_conv_faults_that_replay(tmp_path, monkeypatch, capsys):
     import json
