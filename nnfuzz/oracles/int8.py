@@ -53,7 +53,11 @@ class Int8(Oracle):
             return Tested(None)
         if res.status != "ok":
             return Tested(judge(res, None, ctx.info.engine, ctx.tolerances), res, reference=p.reference)
-        return Tested(judge_int8(p.gir_text, p.weights, p.reference.input, res.outputs), res, reference=p.reference)
+        from nnfuzz.materialize.model import ReferenceData
+
+        verdict, expected = judge_int8(p.gir_text, p.weights, p.reference.input, res.outputs)
+        # a saved bug's oracle.pkl holds the expected int8 outputs (undefined where the model is out of scope)
+        return Tested(verdict, res, reference=ReferenceData(p.reference.input, expected))
 
     def localizes(self, p: "Produced") -> bool:
         return False  # one op: the verdict names it
@@ -75,15 +79,16 @@ class Int8(Oracle):
 
 
 def judge_int8(gir_text: str, weights: Dict, inputs: Dict, outputs: Dict):
-    """The verdict of a quantized run's answer ``outputs`` (int8 outputs and record) for the graph of
-    ``gir_text`` with ``weights``, run on ``inputs`` (a campaign's test, or a bug folder's replay)."""
+    """(The verdict of a quantized run's answer ``outputs`` (int8 outputs and record) for the graph of
+    ``gir_text`` with ``weights``, run on ``inputs`` (a campaign's test, or a bug folder's replay), the expected
+    int8 outputs or None where the model is outside the oracle's scope)."""
     from nnfuzz.gir import GraphIR
-    from nnfuzz.oracles.int8_steps import compare_steps, quantized_inputs, scope_problems, split_record
+    from nnfuzz.oracles.int8_steps import judge_steps, quantized_inputs, scope_problems, split_record
     from nnfuzz.verdict import Verdict
 
     got, record = split_record(outputs)
     problems = scope_problems(record)
     if problems:
-        return Verdict.unsupported(f"outside the int8 oracle's scope: {problems[0]}", "\n".join(problems))
+        return Verdict.unsupported(f"outside the int8 oracle's scope: {problems[0]}", "\n".join(problems)), None
     gir = GraphIR.loads(gir_text)
-    return compare_steps(gir, weights, record, quantized_inputs(record, gir, inputs), got)
+    return judge_steps(gir, weights, record, quantized_inputs(record, gir, inputs), got)

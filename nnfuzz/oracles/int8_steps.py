@@ -67,9 +67,9 @@ def quantized_inputs(record, gir, inputs: Dict[str, np.ndarray]) -> Dict[str, np
 
 
 def reference_steps(gir, weights: Dict[str, np.ndarray], record, q_inputs: Dict[str, np.ndarray]):
-    """Per graph output, (low, high): the range of Q_out(op(x)) over x = DQ(q_inputs) and its float32
-    neighbours one ulp below and above (a value at a jump or a half step goes either way), evaluated by
-    nnfuzz's numpy reference with the weights as the model holds them."""
+    """Per graph output, (low, high, at): the range of Q_out(op(x)) over x = DQ(q_inputs) and its float32
+    neighbours one ulp below and above (a value at a jump or a half step goes either way), and its value at
+    DQ(q_inputs), evaluated by nnfuzz's numpy reference with the weights as the model holds them."""
     from nnfuzz.reference.registry import evaluate
 
     held = {w: (np.asarray(record[W + w], np.float32) if W + w in record else np.asarray(v))
@@ -80,7 +80,7 @@ def reference_steps(gir, weights: Dict[str, np.ndarray], record, q_inputs: Dict[
         xs = deq if direction == 0.0 else {n: np.nextafter(x, np.float32(direction)) for n, x in deq.items()}
         env = evaluate(gir, held, xs)
         runs.append({o: quantize(env[o], *record[Q + o]) for o in gir.outputs})
-    return {o: (np.minimum.reduce([r[o] for r in runs]), np.maximum.reduce([r[o] for r in runs]))
+    return {o: (np.minimum.reduce([r[o] for r in runs]), np.maximum.reduce([r[o] for r in runs]), runs[0][o])
             for o in gir.outputs}
 
 
@@ -93,12 +93,18 @@ def off_steps(got: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 def compare_steps(gir, weights, record, q_inputs, got: Dict[str, np.ndarray], steps: int = STEPS):
     """The verdict of a quantized run's int8 outputs ``got`` against the quantized reference, ``steps``
     allowed; each output's figures (max steps off, values off) in ``errors``."""
+    return judge_steps(gir, weights, record, q_inputs, got, steps)[0]
+
+
+def judge_steps(gir, weights, record, q_inputs, got: Dict[str, np.ndarray], steps: int = STEPS):
+    """(``compare_steps``'s verdict, the expected int8 outputs: the reference at the dequantized inputs)."""
     from nnfuzz.verdict import Stage, Symptom, Verdict
 
     errors, problems = {}, []
     ref = reference_steps(gir, weights, record, q_inputs)
+    expected = {o: ref[o][2].astype(np.int8) for o in gir.outputs}
     for name in gir.outputs:
-        low, high = ref[name]
+        low, high, _ = ref[name]
         g = got.get(name)
         if g is None or g.shape != low.shape:
             problems.append(f"{name}: shape {None if g is None else list(g.shape)} != reference {list(low.shape)}")
@@ -113,5 +119,5 @@ def compare_steps(gir, weights, record, q_inputs, got: Dict[str, np.ndarray], st
                             f"reference gives {int(low.ravel()[k])}..{int(high.ravel()[k])}; scale "
                             f"{errors[name]['scale']:.6g}, zero point {errors[name]['zero_point']})")
     if problems:
-        return Verdict.bug(Symptom.inconsistency, Stage.verify, problems[0], "\n".join(problems), errors)
-    return Verdict.passed(errors)
+        return Verdict.bug(Symptom.inconsistency, Stage.verify, problems[0], "\n".join(problems), errors), expected
+    return Verdict.passed(errors), expected

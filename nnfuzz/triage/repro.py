@@ -68,7 +68,7 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
         from nnfuzz.triage.bugstore import bug_weights
 
         res = sandbox.run(payload, bug.oracle["input"])
-        judged = Judged(judge_int8(bug.gir_text, bug_weights(bug) or {}, bug.oracle["input"], res.outputs)
+        judged = Judged(judge_int8(bug.gir_text, bug_weights(bug) or {}, bug.oracle["input"], res.outputs)[0]
                         if res.ok else judge_run(res, None, info.engine, tolerances, ref).verdict, ref)
     elif bug.meta.grad is not None:  # oracle=grad: the forward, then the gradients
         res = sandbox.run(payload, bug.oracle["input"])

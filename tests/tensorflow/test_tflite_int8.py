@@ -167,3 +167,6 @@ def test_an_int8_campaign_saves_transpose_conv_faults_that_replay(tmp_path, monk
     bug = faults[0]
     assert bug.meta.oracle["kind"] == "int8" and "TRANSPOSE_CONV" in bug.meta.oracle["int8"]["kernels"], bug.meta.oracle
     assert main(["repro", str(bug.path)]) == 0, f"{bug.path} does not reproduce: {bug.meta.summary}"
+    assert main(["repro", str(bug.path), "--script"]) == 0
+    script = (bug.path / "repro_tflite-cpu.py").read_text()  # the int8 conversion, compared in output steps
+    assert "TFLITE_BUILTINS_INT8" in script and "RTOL, ATOL = 0.0, 1.0" in script, script[-1500:]
