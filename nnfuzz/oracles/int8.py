@@ -46,6 +46,7 @@ class Int8(Oracle):
 
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:
         from nnfuzz.fuzz.context import run_on
+        from nnfuzz.materialize.model import ReferenceData
         from nnfuzz.verdict import judge
 
         res = run_on(ctx, lane.sandbox, p)
@@ -53,8 +54,6 @@ class Int8(Oracle):
             return Tested(None)
         if res.status != "ok":
             return Tested(judge(res, None, ctx.info.engine, ctx.tolerances), res, reference=p.reference)
-        from nnfuzz.materialize.model import ReferenceData
-
         verdict, expected = judge_int8(p.gir_text, p.weights, p.reference.input, res.outputs)
         # a saved bug's oracle.pkl holds the expected int8 outputs (undefined where the model is out of scope)
         return Tested(verdict, res, reference=ReferenceData(p.reference.input, expected))

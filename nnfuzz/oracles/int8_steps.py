@@ -85,7 +85,8 @@ def reference_steps(gir, weights: Dict[str, np.ndarray], record, q_inputs: Dict[
 
 
 def off_steps(got: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """How many steps each int8 output is outside [low, high] (0 inside)."""
+    """How many steps each int8 output is outside [low, high] (0 inside; NaN where the reference is NaN: the
+    dequantized inputs left the op's domain, undefined, never counted as off)."""
     g = np.asarray(got, np.float64)
     return np.maximum(np.maximum(low - g, g - high), 0.0)
 
