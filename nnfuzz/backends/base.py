@@ -170,6 +170,18 @@ class Backend:
         formats it is sent narrows ``dynamic_forms`` to theirs)."""
         return tuple(cls.dynamic_forms)
 
+    @classmethod
+    def oracle_for(cls, options) -> Optional[str]:
+        """The oracle that ``oracle=reference`` means for the system under ``backend.options`` (None: the
+        reference oracle): tflite-cpu's ``quantize=int8`` is judged by the int8 oracle (oracles/int8.py)."""
+        return None
+
+    @classmethod
+    def probe_variant(cls, options) -> str:
+        """What of ``backend.options`` changes the kernels the system runs, so that the op x dtype probe is
+        cached apart for it (fuzz/probe.py; "": nothing does). tflite-cpu: "quantize=int8"."""
+        return ""
+
     @staticmethod
     def choice(key: str, value, choices) -> None:
         """Raise ConfigError showing ``backend.<key>=value`` and the valid choices unless it is one."""

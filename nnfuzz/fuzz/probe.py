@@ -50,9 +50,10 @@ def parse_row(key: str) -> Row:
     return tuple(DType(x) for x in a.split(",") if x), tuple(DType(x) for x in b.split(",") if x)
 
 
-def cache_path(info, opset) -> Path:
-    """The probe cache file for a BackendInfo and opset (or "opsets", for the opset probe)."""
-    ident = json.dumps([info.name, info.version, info.version_id, opset, nnfuzz.__version__])
+def cache_path(info, opset, variant: str = "") -> Path:
+    """The probe cache file for a BackendInfo and opset (or "opsets", for the opset probe); ``variant``:
+    the backend's options that change which kernels it runs (``Backend.probe_variant``)."""
+    ident = json.dumps([info.name, info.version, info.version_id, opset, nnfuzz.__version__] + ([variant] if variant else []))
     return cache_dir() / f"{info.name}-{hashlib.sha1(ident.encode()).hexdigest()[:16]}.json"
 
 
@@ -60,8 +61,11 @@ def probe_support(sandbox, ops: List[type], cc, export, clock) -> Tuple[List[typ
     """Probe (or load from cache, per backend version and the newest opset of ``export``, the campaign's
     model template) the op x dtype rows of ``ops``, within ``clock``'s time; (the ops with a supported
     row, {op name: its supported rows}) limit the campaign's generator. Prints what was found."""
+    from nnfuzz.backends.registry import backend_class
+
     info = sandbox.backend_info
-    path = cache_path(info, _probe_spec(export).opset)
+    variant = backend_class(cc.backend_path or cc.backend).probe_variant(cc.backend_options)
+    path = cache_path(info, _probe_spec(export).opset, variant)
     cached: Dict[str, Dict[str, bool]] = read_cache(path, rows=True)
     todo = []
     for cls in ops:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.produce import Produced
 
 ORACLES: Dict[str, type] = {}   # name -> Oracle subclass, filled on class creation
-BUILTIN = ("reference", "compare", "metamorphic", "invalid", "grad", "dynamic", "static")  # nnfuzz/oracles/<module>.py
+BUILTIN = ("reference", "compare", "metamorphic", "invalid", "grad", "dynamic", "static", "int8")  # nnfuzz/oracles/<module>.py
 
 
 @dataclasses.dataclass
@@ -199,6 +199,12 @@ def oracle_class(name: str) -> type:
 def campaign_oracles(cfg: "CampaignConfig") -> Tuple[Oracle, ...]:
     """The campaign's oracles in the order they claim a produced model: those another setting turns on
     (``mgen.invalid``), then the one ``oracle=`` (or ``cmp.with=``) names, which takes the rest."""
+    from nnfuzz.backends.registry import backend_class
+
+    judged_by = backend_class(cfg.backend_path or cfg.backend).oracle_for(cfg.backend_options)
+    if judged_by is not None and cfg.oracle != "reference":
+        raise ConfigError(f"{cfg.backend} with backend.options {dict(cfg.backend_options)} is judged by its own "
+                          f"oracle ({judged_by}), under oracle=reference; oracle={cfg.oracle} cannot test it")
     primary = oracle_class(cfg.oracle).configure(cfg)  # (oracle=reference with cmp.with=X: the cmp oracle)
     extra = [cls.enabled(cfg, primary) for name, cls in sorted(ORACLES.items()) if not cls.selectable]
     return tuple(o for o in extra if o is not None) + (primary,)

@@ -27,7 +27,11 @@ class Reference(Oracle):
     def configure(cls, cfg) -> Oracle:
         if cfg.cmp_with:  # cmp.with=X picks the cmp oracle (docs/oracles.md)
             return ORACLES["cmp"].configure(cfg)
-        return cls(backend_class_of(cfg).reference)
+        under = backend_class_of(cfg)
+        judged_by = under.oracle_for(cfg.backend_options)
+        if judged_by is not None:  # tflite-cpu quantize=int8: the int8 oracle (oracles/int8.py)
+            return ORACLES[judged_by].configure(cfg)
+        return cls(under.reference)
 
     def skip(self, p: "Produced") -> Optional[Skip]:
         if p.values_undefined:  # undefined behaviour: whatever the system does is right

@@ -63,6 +63,13 @@ def replay(bug, sandbox, tolerances, same_system: bool = True, relocalize: bool 
     elif bug.meta.rewrite is not None or bug.meta.invalid is not None:
         res = sandbox.run(payload, bug.oracle["input"])
         judged = Judged(_noref_verdict(bug, sandbox, res, tolerances), ref)
+    elif (bug.meta.oracle or {}).get("kind") == "int8":  # tflite-cpu quantize=int8: in output steps
+        from nnfuzz.oracles.int8 import judge_int8
+        from nnfuzz.triage.bugstore import bug_weights
+
+        res = sandbox.run(payload, bug.oracle["input"])
+        judged = Judged(judge_int8(bug.gir_text, bug_weights(bug) or {}, bug.oracle["input"], res.outputs)[0]
+                        if res.ok else judge_run(res, None, info.engine, tolerances, ref).verdict, ref)
     elif bug.meta.grad is not None:  # oracle=grad: the forward, then the gradients
         res = sandbox.run(payload, bug.oracle["input"])
         judged, loc, failed = _grad_judged(bug, sandbox, res, ref, tolerances)

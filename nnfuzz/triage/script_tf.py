@@ -121,6 +121,12 @@ def tf_script(bug, backend: str, head: dict) -> str:
     cls = backend_class(backend)
     needs, body = cls.repro_gir
     gir, _ = unpack(bug.model_bytes)
+    if (bug.meta.oracle or {}).get("kind") == "int8":  # tflite-cpu quantize=int8: int8 outputs, in steps
+        from nnfuzz.backends.tf_knowledge import REPRO_TFLITE_INT8
+        from nnfuzz.oracles.int8_steps import STEPS
+
+        needs, body = REPRO_TFLITE_INT8
+        head = {**head, "rtol": 0.0, "atol": float(STEPS)}
     if bug.meta.grad is not None:  # oracle=grad: the backward too
         body = _GRAD_BODY.format(wrt=list(bug.meta.grad["wrt"]), grad_outputs=list(bug.meta.grad["outputs"]),
                                  jit=cls.engine == "xla")
