@@ -30,12 +30,14 @@ def reduced_note(before: int, after: int) -> str:
 class _Patterns:
     """The error patterns the systems declare (``Backend.error_ops``, ``error_checks``, ``error_noise``,
     ``error_blocks``), compiled: every built-in backend's, in the registry's order, and the named
-    system's where it is not a built-in (an entry-point or "module:Class" backend)."""
+    system's where it is not a built-in (an entry-point or "module:Class" backend). A system whose name
+    the registry cannot resolve (a "module:Class" backend records only its ``name`` in meta.json) adds
+    no patterns: the built-ins' still apply."""
 
     def __init__(self, system: Optional[str]):
-        from nnfuzz.backends.registry import BACKENDS, backend_class, builtin_classes
+        from nnfuzz.backends.registry import builtin_classes
 
-        classes = builtin_classes() + ([backend_class(system)] if system and system not in BACKENDS else [])
+        classes = builtin_classes() + _own_class(system)
 
         def each(attr):
             return list(dict.fromkeys(p for c in classes for p in getattr(c, attr)))
@@ -50,6 +52,15 @@ class _Patterns:
 
     def group(self, m, kind: str) -> str:
         return next((v for k, v in m.groupdict().items() if k[0] == kind and v), "")
+
+
+def _own_class(system: Optional[str]) -> list:
+    """[the class of ``system``] where it is a backend outside the built-ins that the registry resolves."""
+    from nnfuzz.backends.registry import BACKENDS, backend_class, plugin_backends
+
+    if system and system not in BACKENDS and (system in plugin_backends() or ":" in system):
+        return [backend_class(system)]
+    return []  # a built-in, or a name only a "module:Class" path gave (meta.json records the name)
 
 
 @functools.lru_cache(maxsize=None)
