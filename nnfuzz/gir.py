@@ -6,6 +6,7 @@ finalised as model parameters, every instruction reads defined vars and defines 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set
@@ -98,6 +99,15 @@ class GraphIR:
                 feeds.add(k)
                 todo.extend(made[v] for v in self.insts[k].inputs if v in made)
         return feeds
+
+    def sub(self, keep, outputs) -> "GraphIR":
+        """The graph of the instructions at indices ``keep`` (in program order) with ``outputs`` as its
+        outputs, and only the vars, inputs and weights they use."""
+        insts = [inst for k, inst in enumerate(self.insts) if k in keep]
+        used = {v for inst in insts for v in (*inst.inputs, *inst.outputs)}
+        return dataclasses.replace(self, vars={n: t for n, t in self.vars.items() if n in used},
+                                   inputs=[i for i in self.inputs if i in used],
+                                   weights=[w for w in self.weights if w in used], insts=insts, outputs=list(outputs))
 
     def op_names(self) -> List[str]:
         return [inst.op.name for inst in self.insts]

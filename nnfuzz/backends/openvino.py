@@ -33,6 +33,7 @@ class OpenVinoBackend(Backend):
     dynamic_forms = ("onnx",)
     known = knowledge.KNOWN
     error_ops = knowledge.ERROR_OPS
+    error_nodes = knowledge.ERROR_NODES
     error_checks = knowledge.ERROR_CHECKS
     error_noise = knowledge.ERROR_NOISE
     error_blocks = knowledge.ERROR_BLOCKS

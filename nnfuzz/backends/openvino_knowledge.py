@@ -29,6 +29,8 @@ KNOWN = (
 ERROR_OPS = (r"(?m)^-- (\w+)-\d+ with a message:",
              r"(?m)While validating node '(?:opset\d+|\w+)::(\w+) ",
              r"(?m)While validating ONNX node '<Node\((\w+)\)")
+# the ONNX node the frontend was converting: ``While validating ONNX node '<Node(Pad): Pad_9>'``
+ERROR_NODES = (r"While validating ONNX node '<Node\(\w+\): ([^'>\s]+)>'",)
 # ``Check 'cond' failed at file:line:``, ``Exception from file:line:``
 ERROR_CHECKS = (r"Check '(?P<where>.*?)' failed at (?P<file>[\w./-]+?):\d+:",
                 r"Exception from (?P<file>[\w./-]+?):\d+:")

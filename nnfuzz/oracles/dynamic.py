@@ -167,7 +167,7 @@ class DynamicShapes(Oracle):
         inferred as often, passes: static_check), "again" for one its static model shows too, on a repeated
         inference only; each followed by its root cause's op where each node's own error found one
         ("dynamic | Add"); otherwise the usual terms."""
-        from nnfuzz.triage.dedup import root_op
+        from nnfuzz.triage.dedup import NODE_METHODS, root_op
 
         dyn = meta.dynamic
         if isinstance(dyn, dict) and dyn.get("unguarded"):
@@ -176,7 +176,7 @@ class DynamicShapes(Oracle):
         if term is None:
             return None
         root = meta.root_cause
-        return f"{term} | {root_op(root)}" if root and root.get("method") in ("local-error", "cut") else term
+        return f"{term} | {root_op(root)}" if root and root.get("method") in NODE_METHODS else term
 
     def localizes(self, p: "Produced") -> bool:
         return True  # a dynamic test localizes its own inconsistency, at its shape (Tested.localization)

@@ -140,10 +140,12 @@ class Checker:
         if not judged.verdict.is_bug:
             return None
         self.bug_meta = replay_meta(self.meta, judged, res, (lambda: loc.to_meta()) if loc is not None else None)
-        if (self.meta.root_cause or {}).get("method") == "prefix":
+        if (self.meta.root_cause or {}).get("method") == "prefix" and judged.verdict.label == "crash":
             # the crash was charged to a node before the op its error names: find that node in this candidate
             # again (the recorded one may be gone, and the crash another bug's: a reduction kept a Resize crash
-            # with no OneHot left, signed by the OneHot the original's prefix found)
+            # with no OneHot left, signed by the OneHot the original's prefix found). A candidate without
+            # the op that failed shows the node's fault as an inconsistency, localized as any: the same
+            # signature (dedup.node_fault), so the reduction may go on to it
             self.bug_meta = self.bug_meta.replace(root_cause=self._crash_root(c, model, judged.verdict, run, widened))
         return bug_signature(self.bug_meta, judged.verdict)
 

@@ -1,21 +1,28 @@
 """The root cause of a crash whose error names an op downstream of the fault.
 
 A system's error names the op where it gave up (OpenVINO's shape inference fails at a HardSigmoid whose
-input already has the wrong shape, because a Resize before it computed one). The graph up to that op, with
-every value exposed, is run on the system; the first node whose own output shape, dtype or values are
-wrong on the system's own inputs (triage/local_error.py), among the nodes that feed it, is the root cause (method "prefix"), and the crash's
-signature names it instead of the op the message names. When the prefix runs clean, or fails itself, the
-crash stays as the system reports it.
+input already has the wrong shape, because a Resize before it computed one), or the node itself
+(``Backend.error_nodes``: of several Pads, the one that failed). The graph up to that node, with every
+value exposed, is run on the system; among the nodes that feed it, the first whose own output shape,
+dtype or presence is wrong on the system's own inputs (triage/local_error.py), else the first wrong in its
+values, is the root cause (method "prefix"): a consumer fails on what it was given. The crash is signed as
+that node's inconsistency (dedup.node_fault), so one wrong node is one signature whichever consumer failed
+on it. When the prefix runs clean, or fails itself, the crash stays as the system reports it.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Callable, Optional
 
 import numpy as np
 
 from nnfuzz.gir import GraphIR
+
+# A consumer fails on the shape or dtype of what it is given, or on its absence: a node that gives one of these
+# explains the crash before a node that is only off in values (ovdj 0051: a float32 Add 1.25 ulps off came before
+# the reduce whose rank the Conv after it failed on)
+STRUCTURAL = ("shape", "dtype", "missing")
+
 
 def named_instruction(gir: GraphIR, onnx_model, op: str) -> Optional[int]:
     """The index of the first instruction lowered to an ONNX node of type ``op`` (or of our op ``op``)."""
@@ -45,18 +52,21 @@ def instruction_named_in(text: str, gir: GraphIR, onnx_model) -> Optional[int]:
     return None
 
 
+def instruction_of_node(name: str, gir: GraphIR, onnx_model) -> Optional[int]:
+    """The instruction of the ONNX node named ``name`` (a system's error names it: rootcause.failing_node), or None."""
+    from nnfuzz.triage.onnx_nodes import instruction_of
+
+    node = next((n for n in onnx_model.graph.node if name and n.name == name), None) if onnx_model is not None else None
+    return None if node is None else instruction_of(gir, onnx_model, node)
+
+
 def prefix(gir: GraphIR, k: int) -> GraphIR:
     """The graph of the instructions that feed instruction ``k`` (its ancestors), every value an output (but a
     quantized-tensor one, DType.quant_only: its DequantizeLinear shows it):
     a node wrong elsewhere did not give ``k`` its inputs (item 7 of issue 26: a wrong OneHot dtype was
     charged with a Resize that never read it)."""
     feeds = gir.feeding(gir.insts[k].inputs)
-    insts = [inst for j, inst in enumerate(gir.insts[:k]) if j in feeds]
-    used = {v for inst in insts for v in inst.inputs} | {v for inst in insts for v in inst.outputs}
-    return dataclasses.replace(gir, vars={n: t for n, t in gir.vars.items() if n in used},
-                               inputs=[i for i in gir.inputs if i in used], weights=[w for w in gir.weights if w in used],
-                               insts=list(insts),
-                               outputs=[v for inst in insts for v in inst.outputs if not gir.vars[v].dtype.quant_only])
+    return gir.sub(feeds, [v for j in sorted(feeds) for v in gir.insts[j].outputs if not gir.vars[v].dtype.quant_only])
 
 
 def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
@@ -78,7 +88,7 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
     got = run(model, x)
     if got is None:
         return None
-    found = scan(head, w, x, got, widened)
+    found = scan(head, w, x, got, widened, prefer=STRUCTURAL)
     if found.root is None:
         return None
     return {**found.root.name_by_model(head, getattr(model, "onnx", None)).to_meta("prefix"), "named": failing_op}
@@ -90,13 +100,16 @@ def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs,
     folder without a graph, a model other than ONNX, or an error that names no op."""
     import onnx
 
-    from nnfuzz.triage.rootcause import root_cause
+    from nnfuzz.triage.rootcause import failing_node, root_cause
 
     if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
         return None
     op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)
     model, gir = onnx.load_model_from_string(model_bytes), GraphIR.loads(gir_text)
-    at = None if op else instruction_named_in(err_text or str(meta.summary), gir, model)
+    # the node the error names where it names one (of several Pads, the one that failed), else by the op
+    at = instruction_of_node(failing_node(err_text or str(meta.summary), meta.system), gir, model)
+    if at is None and not op:
+        at = instruction_named_in(err_text or str(meta.summary), gir, model)
     if not op and at is None:
         return None
     named = op or gir.insts[at].op.name

@@ -2,8 +2,11 @@
 
 Signatures:
 - crash / timeout whose error names an op downstream of the fault (triage/crash_prefix.py: the graph up
-  to it runs, and a node before it that feeds it is wrong on its own inputs): system | symptom | stage |
-  that node's op | kind;
+  to it runs, and a node before it that feeds it is wrong on its own inputs): that node's fault, signed as
+  an inconsistency localized to it is: system | inconsistency | its op | kind. A node that gives a wrong
+  shape is one fault whether the test's outputs show it or a consumer's shape check fails on it
+  (bugs/kept/0011's reduce gave 4 signatures in a dynamic openvino-cpu campaign: the inconsistency, and
+  crashes of the Slice, Pad and Conv after it);
 - other crashes / timeouts: system | symptom | stage (| backward: a gradient test's backward graph failed,
   oracles/grad.py) | exception type | the op the system names | its
   innermost check with the first line of message after it (triage/rootcause.py), with numbers, hex
@@ -12,7 +15,8 @@ Signatures:
 - inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
   whose own error passes its accuracy budget, triage/local_error.py; named as the system ran it where
   its ONNX lowering is one node: Softshrink is Shrink; a shape or dtype fault by the op family that
-  shares its shape rule: Reduce*) | the kind of error (shape, dtype, missing,
+  shares its shape rule: Reduce*; a wrong shape that exposing every value hides, by the first node whose
+  output has it with nothing exposed, triage/truncate.py) | the kind of error (shape, dtype, missing,
   non-finite, values, precision). One fault gives one signature however its error grows downstream,
   and in whichever dtypes it shows: meta.json keeps the dtype, the signature does not (issue 26's item 7
   measured that the dtype split one fault into a signature per dtype: inconsistency recall 0.15, 0.44
@@ -34,14 +38,19 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 11  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 12  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
 # 8: a rank in a name (Resize2D, resize3d) is a number, a system's name for an ONNX op is that op (resize2d:
 # Resize), and reduction's note in err.log is not part of the message; 9: a shape or dtype root cause
 # names the op family that shares its shape rule (Reduce*); 10: a gradient test's crash in the backward says so;
-# 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values)
+# 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values);
+# 12: a crash charged to a node before the op its error names is signed as that node's inconsistency, a
+# wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family
+
+# root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
+NODE_METHODS = ("local-error", "cut", "truncate")
 
 _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
@@ -85,8 +94,8 @@ def signature(meta, err_log: str = "") -> str:
         if term is not None:
             return f"{system} | inconsistency | {term} | {divergence(meta)}"
         root = meta.root_cause
-        if root and root.get("method") in ("local-error", "cut"):
-            return f"{system} | inconsistency | {root_op(root)} | {root.get('kind')}"
+        if root and root.get("method") in NODE_METHODS:
+            return node_fault(system, root)
         node = meta.first_divergent_node
         if node:
             op = str(node.get("op", "?")).split("(")[0]
@@ -98,7 +107,7 @@ def signature(meta, err_log: str = "") -> str:
     stage = f"{meta.stage} | {term}" if term else str(meta.stage)
     root = meta.root_cause
     if root and root.get("method") == "prefix":  # the fault lies before the op the error names
-        return f"{system} | {symptom} | {stage} | {root_op(root)} | {root.get('kind')}"
+        return node_fault(system, root)
     summary = str(meta.summary)
     m = _TYPE.match(summary)
     etype = m.group(1) if m else "?"
@@ -111,12 +120,21 @@ def signature(meta, err_log: str = "") -> str:
     return " | ".join(parts + frames)
 
 
+def node_fault(system: str, root: dict) -> str:
+    """The signature of a fault localized to one node (meta.json ``root_cause``), however the test showed it:
+    an inconsistency, or a crash of a consumer that its wrong output reached (crash_prefix.py)."""
+    return f"{system} | inconsistency | {root_op(root)} | {root.get('kind')}"
+
+
 # ONNX ops that share one definition of their output's shape and dtype (axes, keepdims), which each
 # system implements once for the family (OpenVINO's reduce shape inference, ignoring the axes attribute
 # below opset 18, showed in ReduceL1, ReduceLogSumExp, ReduceSum, ... as 16 signatures): a shape or dtype
 # fault of one of them is the family's. Values faults stay per op: each computes its own values.
 _SHAPE_FAMILIES = ((re.compile(r"Reduce[A-Z]\w*"), "Reduce*"), (re.compile(r"Arg(?:Max|Min)"), "ArgMax/ArgMin"),
-                   (re.compile(r"(?:Max|Average|Lp)Pool"), "MaxPool/AveragePool/LpPool"))
+                   (re.compile(r"(?:Max|Average|Lp)Pool"), "MaxPool/AveragePool/LpPool"),
+                   # ONNX's one convolution shape rule; OpenVINO converts each to its Convolution (the
+                   # kernel-1 strided Conv of bugs/kept/0066 came as Conv and as ConvInteger)
+                   (re.compile(r"Conv(?:Integer)?|QLinearConv"), "Conv/ConvInteger/QLinearConv"))
 _STRUCTURAL = ("shape", "dtype")
 
 

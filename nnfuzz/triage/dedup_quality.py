@@ -77,12 +77,10 @@ def _root_fields(meta: dict):
     crash charged to a node before the op its error names), else None."""
     root = meta.get("root_cause") or {}
     method = root.get("method")
-    if meta.get("symptom") == "inconsistency" and method == "local-error":
-        head = f"{meta.get('system')} | inconsistency"
-    elif meta.get("symptom") in ("crash", "timeout") and method == "prefix":
-        head = f"{meta.get('system')} | {meta.get('symptom')} | {meta.get('stage')}"
-    else:
+    if not (meta.get("symptom") == "inconsistency" and method == "local-error"
+            or meta.get("symptom") in ("crash", "timeout") and method == "prefix"):
         return None
+    head = f"{meta.get('system')} | inconsistency"  # a node's fault, as dedup.node_fault signs it
     return head, str(root.get("system_op") or root.get("op")), root.get("dtype"), root.get("kind")
 
 

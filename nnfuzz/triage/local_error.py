@@ -205,9 +205,10 @@ class LocalErrors:
 
 
 def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
-         got: Mapping[str, np.ndarray], widened: Iterable[str] = ()) -> LocalErrors:
+         got: Mapping[str, np.ndarray], widened: Iterable[str] = (), prefer: Iterable[str] = ()) -> LocalErrors:
     """Judge every node of ``gir`` on the system's exposed values ``got`` (by var name); graph inputs and
-    weights are the given values. Stops at the first node at fault."""
+    weights are the given values. Stops at the first node at fault; with ``prefer`` (kinds), at the first
+    node at fault of one of those kinds, else the first node at fault."""
     from nnfuzz.errors import InternalError
     from nnfuzz.reference.registry import eval_op
 
@@ -215,7 +216,8 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
     env.update({k: np.asarray(v) for k, v in got.items() if k not in env})
     widened = tuple(widened)
     allowance = dict(quantized_next(gir))
-    judged, skipped = 0, {}
+    judged, skipped, first = 0, {}, None
+    prefer = tuple(prefer)
     carried: Dict[str, int] = {}  # an unexposed quantized-tensor value -> the steps its producer may be off
     for k, inst in enumerate(gir.insts):
         missing = [v for v in inst.inputs if v not in env]
@@ -243,9 +245,10 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
             continue
         judged += 1
         for e in errs:
-            if e.kind is not None:
+            if e.kind is not None and (not prefer or e.kind in prefer):
                 return LocalErrors(e, judged, skipped)
-    return LocalErrors(None, judged, skipped)
+            first = first or (e if e.kind is not None else None)
+    return LocalErrors(first, judged, skipped)
 
 
 def quantized_next(gir) -> Dict[str, float]:

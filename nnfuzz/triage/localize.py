@@ -7,10 +7,11 @@ The graph is rebuilt with every intermediate value as an output and run on the s
   "local-error"). When every node is within its budget, the disagreement is rounding noise grown
   downstream (``Localization.noise``), not a bug.
 - Exposing every value can change what a compiler computes (fusion across the cut is no longer
-  possible): when the exposed run's outputs no longer show what the test's run showed, the root cause is
-  the node whose output, exposed alone, makes a fault that rounding cannot explain vanish (nnfuzz/triage/fusion_cut.py,
-  method "cut", kind "fused"); otherwise it falls back to the *first divergent node* below
-  (method "first-divergence").
+  possible): when the exposed run's outputs no longer show what the test's run showed, a wrong output
+  shape or dtype is charged to the first node that gives it with the graph cut after it and nothing
+  exposed (nnfuzz/triage/truncate.py, method "truncate"); other faults that rounding cannot explain to
+  the node whose output, exposed alone, makes them vanish (nnfuzz/triage/fusion_cut.py, method "cut",
+  kind "fused"); otherwise it falls back to the *first divergent node* below (method "first-divergence").
 - The first divergent node: the first node whose output differs between the system and torch (the
   reference framework). At that node the numpy reference (nnfuzz/reference) decides who is wrong:
   it agrees with torch and not with the system -> ``system-under-test``; with the system and not with
@@ -67,10 +68,14 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
     first = _first_divergence(gir, weights, inputs, check, tol)
     if check.changed:
         from nnfuzz.triage.fusion_cut import cut_root, unexplained_by_rounding
+        from nnfuzz.triage.truncate import first_wrong_shape, structural
 
         ref = check.model.oracle.output
-        searched = unexplained_by_rounding(gir, original, {o: ref[o] for o in gir.outputs}, tol)
-        cut = cut_root(gir, weights, inputs, run, tol, export) if searched else None
+        want = {o: ref[o] for o in gir.outputs}
+        wrong = structural(original, want)  # a wrong shape: the first node that gives it, nothing exposed
+        cut = first_wrong_shape(gir, weights, inputs, run, wrong, export) if wrong else None
+        if cut is None and unexplained_by_rounding(gir, original, want, tol):
+            cut = cut_root(gir, weights, inputs, run, tol, export)
         if cut is not None:
             return dataclasses.replace(first, root_cause=cut, blame="system-under-test",
                                        note=f"{check.note}; {cut['note']}")

@@ -41,6 +41,7 @@ class _Patterns:
             return list(dict.fromkeys(p for c in classes for p in getattr(c, attr)))
 
         self.ops = [re.compile(p) for p in each("error_ops")]
+        self.nodes = [re.compile(p) for p in each("error_nodes")]
         checks = each("error_checks")
         self.check = re.compile("|".join(f"(?:{p.replace('(?P<where>', f'(?P<w{i}>').replace('(?P<file>', f'(?P<f{i}>')})"
                                          for i, p in enumerate(checks)) or r"(?!)")
@@ -79,6 +80,17 @@ def failing_op(text: str, system: Optional[str] = None) -> str:
         m = pattern.search(text)
         if m:
             return canonical_op(m.group(1))
+    return ""
+
+
+def failing_node(text: str, system: Optional[str] = None) -> str:
+    """The model's node (its ONNX node name) that the system's error names as failing, in the first failed
+    op's block of a log listing several (``Backend.error_nodes``), or ""."""
+    block = _first_block(text, system)
+    for pattern in _patterns(system).nodes:
+        m = pattern.search(block)
+        if m:
+            return m.group(1)
     return ""
 
 

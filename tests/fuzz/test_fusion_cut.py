@@ -1,7 +1,9 @@
-"""An inconsistency that exposing every value makes disappear is charged to the node whose output,
-exposed alone, removes it (nnfuzz/triage/fusion_cut.py), on a real ONNX Runtime fault: kept bug 0046,
+"""An inconsistency that exposing every value makes disappear, on a real ONNX Runtime fault: kept bug 0046,
 where the basic-level EliminateSlice drops a Slice with a step (INT64_MAX end) unless the Slice's output
-is a graph output."""
+is a graph output. Its wrong output shape is charged to the first node that gives it with the graph cut
+after it (nnfuzz/triage/truncate.py): the Exp after the dropped Slice, as a Slice that is the graph's
+output is kept. Without the shape, the node whose output, exposed alone, removes the fault would be
+charged (nnfuzz/triage/fusion_cut.py; on a real fault in tests/backends/test_openvino_dynamic_bug.py)."""
 import pytest
 
 from nnfuzz.gir import GraphIR
@@ -9,6 +11,7 @@ from nnfuzz.triage.bugstore import bug_weights, kept_store, load_bug
 from nnfuzz.triage.dedup import signature
 from nnfuzz.triage.localize import localize
 from nnfuzz.triage.meta import BugMeta
+from nnfuzz.verdict import DEFAULT_TOLERANCES
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -27,18 +30,22 @@ def _kept(n):
     return GraphIR.loads(bug.gir_text), bug_weights(bug), bug.oracle["input"], bug.meta.export_spec()
 
 
-def test_a_fault_that_full_exposure_removes_is_charged_to_the_cut_that_removes_it():
+def test_a_wrong_shape_that_full_exposure_hides_is_charged_to_the_first_node_that_gives_it():
     from nnfuzz.materialize.model import build_model
+    from nnfuzz.triage.fusion_cut import cut_root
 
     gir, w, x, export = _kept("0046")
     original = run_ort(build_model(gir, 0, export=export, values=(w, x)), x)  # the test's run: the fault shows
     loc = localize(gir, w, x, run_ort, export=export, original=original)
     root = loc.root_cause
     assert root is not None, loc.note
-    assert (root["method"], root["op"], root["kind"], root["system_op"]) == ("cut", "Slice", "fused", "Slice"), root
-    assert loc.blame == "system-under-test" and "alone makes the outputs right" in loc.note
+    assert (root["method"], root["op"], root["kind"], root["system_op"]) == ("truncate", "Exp", "shape", "Exp"), root
+    assert loc.blame == "system-under-test" and "with the graph cut after it" in loc.note
     sig = signature(BugMeta(system="ort-cpu", symptom="inconsistency", root_cause=root, summary="v9: shape"))
-    assert sig == "ort-cpu | inconsistency | Slice | fused"
+    assert sig == "ort-cpu | inconsistency | Exp | shape"
+    # the cut, which a fault of values falls to, removes it by exposing the Slice
+    cut = cut_root(gir, w, x, run_ort, DEFAULT_TOLERANCES, export)
+    assert (cut["method"], cut["op"], cut["kind"]) == ("cut", "Slice", "fused"), cut
 
 
 def test_without_the_fault_no_cut_is_blamed():

@@ -49,9 +49,13 @@ def test_a_candidate_without_the_charged_node_is_another_crash():
                    nodes=3, format="onnx", root_cause=root)
     check = Checker(sandbox, meta, {})
     want = check.signature(Candidate(full, {}, {"x": x}))
-    assert want == "ort-cpu | crash | compile | Relu | shape"
+    assert want == "ort-cpu | inconsistency | Relu | shape"  # the Relu's fault, which the Softsign failed on
     # the Relu deleted: the Softsign still fails, but nothing before it is wrong now
     other = check.signature(Candidate(chain(E.Tanh(), E.Softsign(), shape=(2, 3)), {}, {"x": x}))
     assert other != want and "Relu" not in other and "Softsign" in other, other
     assert check.bug_meta.root_cause is None
+    # the Relu alone: its wrong shape shows in the outputs, the same fault, signed alike
+    shown = check.signature(Candidate(chain(E.Relu(), shape=(2, 3)), {}, {"x": x}))
+    assert shown == want and check.bug_meta.symptom == "inconsistency", (shown, check.bug_meta.symptom)
+    assert check.bug_meta.root_cause["method"] == "local-error"
 

@@ -223,3 +223,19 @@ def test_a_shape_fault_of_a_reduce_op_is_the_familys():
     assert sig("ReduceL1", "shape", "crash") == sig("ReduceSum", "shape", "crash")
     assert sig("ReduceL1", "values") != sig("ReduceLogSumExp", "values")
     assert sig("ArgMax", "dtype") == sig("ArgMin", "dtype") != sig("Reduce", "dtype")
+
+
+def test_the_node_an_openvino_error_names_is_read_from_its_first_failed_op():
+    """OpenVINO names the ONNX node it failed to convert (tests/cases/openvino-one-fault): the crash prefix
+    starts there, not at the first node of that op (the Pad case's graph has an earlier Pad that is right),
+    and of two failed ops listed, the first is the one the signature reads."""
+    from pathlib import Path
+
+    from nnfuzz.triage.rootcause import failing_node, failing_op
+
+    cases = Path(__file__).parents[1] / "cases" / "openvino-one-fault"
+    pad = (cases / "reduce-then-pad" / "err.log").read_text()
+    conv = (cases / "reduce-then-conv" / "err.log").read_text()
+    assert (failing_op(pad), failing_node(pad, "openvino-cpu")) == ("Pad", "Pad_9")
+    assert (failing_op(conv), failing_node(conv, "openvino-cpu")) == ("Conv", "Conv_54")  # not QuantizeLinear_56
+    assert failing_node("Fail: [ONNXRuntimeError] : 1 : FAIL : Node (Expand_4) Op (Expand)", "ort-cpu") == ""

@@ -131,11 +131,36 @@ def test_accumulating_ops_scale_their_budget(name):
 
 
 def test_a_crash_charged_to_an_earlier_node_is_signed_by_that_node():
+    """Whichever consumer fails on the node's wrong shape, at whichever stage, and whether the test's outputs
+    show it instead: one fault, signed as that node's (bugs/kept/0011's reduce: an inconsistency, and crashes
+    of the Slice, Pad and Conv after it)."""
     root = {"op": "ResizeNearestOnnx", "dtype": "float32", "kind": "shape", "index": 0, "method": "prefix",
             "named": "HardSigmoid"}
-    metas = [BugMeta(system="openvino-cpu", symptom="crash", stage="compile", summary=f"RuntimeError: {op} failed",
-                     root_cause={**root, "named": op}) for op in ("HardSigmoid", "Pad")]
-    assert signature(metas[0]) == signature(metas[1]) == "openvino-cpu | crash | compile | ResizeNearestOnnx | shape"
+    metas = [BugMeta(system="openvino-cpu", symptom="crash", stage=stage, summary=f"RuntimeError: {op} failed",
+                     root_cause={**root, "named": op}) for op, stage in (("HardSigmoid", "compile"), ("Pad", "execute"))]
+    shown = BugMeta(system="openvino-cpu", symptom="inconsistency", summary="v3: shape [1] != reference [2]",
+                    root_cause={**root, "method": "local-error"})
+    assert signature(metas[0]) == signature(metas[1]) == signature(shown) \
+        == "openvino-cpu | inconsistency | ResizeNearestOnnx | shape"
+    # another node's fault, or another kind of it, stays apart
+    assert signature(metas[0].replace(root_cause={**root, "op": "Tanh"})) != signature(shown)
+    assert signature(metas[0].replace(root_cause={**root, "kind": "values"})) != signature(shown)
+
+
+def test_a_crash_prefix_prefers_a_wrong_shape_to_wrong_values():
+    """A consumer fails on a shape: of two faulty nodes before it, the one whose shape is wrong is charged
+    (ovdj 0051: a float32 Add 1.25 ulps off came before the reduce whose rank a Conv then failed on); without
+    a wrong shape, the first node at fault is."""
+    gir = chain(R["Tanh"](), R["Exp"](), shape=(5, 4))
+    x = RNG.normal(size=(5, 4)).astype(np.float32)
+    vals = evaluate(gir, {}, {"x": x})
+    got = {"v0": vals["v0"] * np.float32(1.01), "v1": vals["v1"][:1]}  # Tanh off in values, Exp in shape
+    assert scan(gir, {}, {"x": x}, got).root.op == "Tanh"
+    prefer = ("shape", "dtype", "missing")
+    assert (scan(gir, {}, {"x": x}, got, prefer=prefer).root.op, scan(gir, {}, {"x": x}, got, prefer=prefer).root.kind) \
+        == ("Exp", "shape")
+    got["v1"] = vals["v1"]
+    assert scan(gir, {}, {"x": x}, got, prefer=prefer).root.op == "Tanh"
 
 
 def test_a_widened_tie_may_break_either_way():
