@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
 
 STATE_EVERY_S = 5.0   # how often the main thread records the seeds tested (fuzz/resume.py)
+WHY_CHARS = 300       # the part of an unsupported verdict's summary its log record keeps ("why")
 
 
 class Campaign:
@@ -260,6 +261,8 @@ class Campaign:
             **{k: round(v, 4) for k, v in t.result.seconds.items()}})
         if verdict.is_bug:
             rec.update(confirm_and_save(ctx, self.sink, oracle, lane, p, t, rec))
+        elif verdict.label == "unsupported":
+            rec["why"] = verdict.summary[:WHY_CHARS]  # the limitation the system stated, or the known entry's
         if worker is not None:
             rec["ended"] = round(c.elapsed, 3)
         with self.lock:  # counted and logged at once: campaign_end's count is the tests its log holds

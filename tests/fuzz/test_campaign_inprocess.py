@@ -34,6 +34,7 @@ def test_faults_become_saved_bugs_and_the_campaign_goes_on(tmp_path, fault, symp
 def test_unsupported_is_not_a_bug_but_nan_outputs_are(tmp_path):
     counters, cc = fake_campaign(tmp_path / "bugs", {"always": "unsupported"}, max_tests=3)
     assert counters.verdicts == {"unsupported": 3} and counters.bugs_saved == 0 and not folders(cc.out)
+    assert all("NOT_IMPLEMENTED" in r["why"] for r in _tested(cc.out))  # each record says why (the system's words)
     counters, cc = fake_campaign(tmp_path / "nan", {"always": "nan"}, max_tests=2)
     assert counters.verdicts == {"inconsistency": 2} and counters.bugs_saved == 2
 
