@@ -123,6 +123,9 @@ class Backend:
     dynamic_forms: ClassVar[Tuple[str, ...]] = ()
     # fuzz.dynamic=auto's share of dynamic tests where it takes a dynamic form (oracles/dynamic.py)
     dynamic_share: ClassVar[float] = 0.5
+    # False: its compiler cannot shape a broadcast of a symbolic dim against a constant > 1 or another
+    # symbolic dim (TVM's Relax), so a family with one stays static (generate/dynamic.shapeless_broadcasts)
+    symbolic_broadcast: ClassVar[bool] = True
 
     # Its known limitations (backends/known.py's ``Known``: error pattern, op, dtype, why): a matching
     # error is UNSUPPORTED, never a bug (verdict.judge through known.classify, by ``engine``).

@@ -57,6 +57,7 @@ class _TvmBackend(Backend):
     # dim_param ONNX models (the Relax importer's symbolic shape vars) and Relax-native models built with
     # symbolic shape vars (materialize/relax/symbolic.py): compiled once, run at every shape
     dynamic_forms = ("onnx", "relax")
+    symbolic_broadcast = False  # Relax gives such a broadcast no shape (docs/dynamic-findings-tvm.md)
     quantized = 0.1  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS

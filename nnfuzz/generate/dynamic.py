@@ -206,3 +206,43 @@ def _stretched(inst, sym_ins, g: GraphIR, sizes: Dict[str, int], syms) -> Set[st
                 names = [str(x) for x in z3util.get_vars(e[-a]) if str(x) in syms]
                 found.update([x for x in names if sizes[x] == 1] or names)
     return found
+
+
+def shapeless_broadcasts(gir: GraphIR) -> List[str]:
+    """The family's broadcasts that a system shaping them at compile time cannot shape: a broadcasting op
+    (binary, bitwise, Where; MatMul's batch dims) whose inputs put, on one right-aligned axis, a symbolic
+    dim against a constant > 1 (1 or that constant at run time) or against another symbolic dim (equal, or
+    one of them 1). Relax gives such a result no shape, only its rank, and TVM then fails on whatever
+    reads it (docs/dynamic-findings-tvm.md, "B"); ``Backend.symbolic_broadcast`` False keeps such a graph
+    static. Each as ``"Op: a vs b"``; a graph whose rules cannot be posed symbolically: every op."""
+    from nnfuzz.ops.binary.spec import BinaryOp
+    from nnfuzz.ops.linear.spec import MatMul
+    from nnfuzz.ops.select.spec import Where
+
+    fam = gir.family
+    if fam is None:
+        return []
+    ctx = z3.Context()
+    syms = {s: z3.Int(s, ctx) for s in fam.symbols()}
+    symbolic = dict(gir.vars)
+    for i, axes in fam.dims.items():
+        t = gir.vars[i]
+        symbolic[i] = AbsTensor([syms[s] if s else int(d) for d, s in zip(t.shape, axes)], t.dtype)
+    found = []
+    try:
+        for inst in gir.insts:
+            shapes = [list(symbolic[v].shape) for v in inst.inputs]
+            if isinstance(inst.op, MatMul):
+                shapes = [s[:-2] for s in shapes]
+            if isinstance(inst.op, (BinaryOp, Where, MatMul)):
+                for a in range(1, max(map(len, shapes), default=0) + 1):
+                    col = [s[-a] for s in shapes if len(s) >= a]
+                    for x in col:
+                        for y in col:
+                            if arith.is_sym(x) and (not arith.is_sym(y) and int(y) != 1 or arith.is_sym(y)
+                                                    and not z3.eq(z3.simplify(x), z3.simplify(y))):
+                                found.append(f"{inst.op.name}: {x} vs {y}")
+            symbolic.update(zip(inst.outputs, inst.op.checked_type_transfer([symbolic[v] for v in inst.inputs])))
+    except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims
+        return [inst.op.name for inst in gir.insts]
+    return list(dict.fromkeys(found))

@@ -202,7 +202,12 @@ def test_long_index_vectors_compile(contained):
 def long_index_vectors_compile():
     """Regression (campaign bug 0024 of 2026-11-23: a GatherElements of 3648 indices): TVM 0.27 segfaults
     compiling one shape_to_tensor of ~1500 values or more, so RelaxGraph.index cuts long vectors into
-    chunks. A 3000-long index vector compiles and holds its values."""
+    chunks. A 3000-long index vector compiles and holds its values. Regression too (tvm-cpu campaign 27,
+    folders 0041 and 0-campaign 0024, timeouts): TVM's compile time grows with the square of a shape's
+    length, and chunks of 512 made two index vectors of 3125 values cost 37 s of CPU; this one's compile
+    stays within fuzz.test_timeout's default of 10 s of CPU (about 2 s in chunks of 64, 15 s in 512)."""
+    import time
+
     from tvm import relax
 
     from nnfuzz.materialize.relax.lowering import RelaxGraph
@@ -215,7 +220,11 @@ def long_index_vectors_compile():
             out = bb.emit_output(relax.op.add(x, RelaxGraph(bb).index(range(n))))
         bb.emit_func_output(out)
     target = tvm.target.Target("llvm")
-    vm = relax.VirtualMachine(tvm.compile(bb.get(), target=target), tvm.cpu())
+    cpu = time.process_time()  # this process's CPU: the machine's load does not count
+    ex = tvm.compile(bb.get(), target=target)
+    cpu = time.process_time() - cpu
+    assert cpu < 10, f"compiling an index vector of {n} values took {cpu:.1f} s of CPU"
+    vm = relax.VirtualMachine(ex, tvm.cpu())
     got = vm["main"](tvm.runtime.tensor(np.ones(n, "int64"))).numpy()
     np.testing.assert_array_equal(got, np.arange(n) + 1)
 

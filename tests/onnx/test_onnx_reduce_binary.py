@@ -113,3 +113,25 @@ def test_bfloat16_or_equal_is_written_at_opset_13(name):
         used, _ = _run_and_compare(gir, model, ExportSpec(opset=13, seed=seed, opsets=(13, newest_opset())),
                                    f"{name}(bfloat16) seed {seed}")
         assert used.opset == 13, f"{name}(bfloat16) moved to opset {used.opset}"
+
+
+def test_float16_l2_composed_does_not_overflow_where_the_norm_does_not():
+    """Regression (tvm-cpu campaign 27/tvm-cpu-dynamic-0, folder 0062): float16 ReduceL2 written as
+    Sqrt(ReduceSumSquare) summed its squares in float16, which overflows past 65504 where the norm (here
+    about 283) does not; TVM and ONNX's reference evaluator gave inf, nnfuzz's reference the norm: a false
+    alarm. The composition now runs in float32 between two Casts, as the other compositions of halves."""
+    from graphs import chain
+    from nnfuzz.ops.reduce.spec import ReduceL2
+
+    gir = chain(ReduceL2(1, keepdims=False), shape=(2, 2), dtype=DType.float16)
+    x = np.full((2, 2), 200.0, np.float16)  # squares sum to 80000: inf in float16; the norm is 282.8
+    seen = set()
+    for seed in range(16):
+        proto, _, drawn = build_onnx(gir, {}, ExportSpec(opset=newest_opset(), seed=seed))
+        spelled = drawn.get("v0", {}).get("L2")
+        seen.add(spelled)
+        if spelled != "Sqrt(ReduceSumSquare)":
+            continue  # one ReduceL2 node: the evaluator computes it in float16 (a system need not)
+        (got,) = onnx_ref.ReferenceEvaluator(proto, new_ops=REFERENCE_FIXES).run(None, {"x": x})
+        np.testing.assert_allclose(np.asarray(got, np.float64), [282.8, 282.8], rtol=1e-3, err_msg=spelled)
+    assert "Sqrt(ReduceSumSquare)" in seen, f"the composed spelling was never drawn: {sorted(map(str, seen))}"

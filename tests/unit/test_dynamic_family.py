@@ -8,7 +8,7 @@ import pytest
 from nnfuzz.abstract import AbsTensor, DType
 from nnfuzz.errors import InternalError
 from nnfuzz.generate import GenPolicy, generate_graph
-from nnfuzz.generate.dynamic import LARGEST, MIN_SHAPES, broadcast_ones, lift
+from nnfuzz.generate.dynamic import LARGEST, MIN_SHAPES, broadcast_ones, lift, shapeless_broadcasts
 from nnfuzz.gir import GraphIR, Inst, ShapeFamily
 from nnfuzz.ops.binary.spec import Add
 from nnfuzz.ops.elementwise.spec import Relu
@@ -134,3 +134,35 @@ def test_broadcast_ones_names_a_symbol_stretched_from_1_at_some_shape():
                    [{"s0": 4, "s1": 1}, {"s0": 1, "s1": 1}, {"s0": 9, "s1": 1}])
     assert broadcast_ones(ones) == set()
     assert broadcast_ones(_add([4, 3], [4, 3])) == set()  # a static graph
+
+
+def test_shapeless_broadcasts_name_a_symbol_against_a_constant_or_another_symbol():
+    """Regression (tvm-cpu campaign 27, fuzz.dynamic=auto: 19 signatures, 34 folders, one root cause): Relax
+    gives `R.add(x[s2], y[6])` and `R.add(x[s2], y[s3])` no shape, and TVM fails on whatever reads it
+    (docs/dynamic-findings-tvm.md, "B"). A symbol against 1, or against itself, is shaped."""
+    const = _family(_add([1, 6], [6], weight=True), {"a": [None, "s0"]}, [{"s0": 6}, {"s0": 1}, {"s0": 6}])
+    assert shapeless_broadcasts(const) == ["Add: s0 vs 6"]
+    other = _family(_add([5], [5]), {"a": ["s0"], "b": ["s1"]}, [{"s0": 5, "s1": 5}, {"s0": 1, "s1": 1},
+                                                                  {"s0": 9, "s1": 9}])
+    assert shapeless_broadcasts(other) == ["Add: s0 vs s1", "Add: s1 vs s0"]
+    same = _family(_add([4, 3], [4, 1]), {"a": ["s0", "s1"], "b": ["s0", None]},
+                   [{"s0": 4, "s1": 3}, {"s0": 1, "s1": 1}, {"s0": 9, "s1": 2}])
+    assert shapeless_broadcasts(same) == []
+    assert shapeless_broadcasts(_add([4, 3], [4, 3])) == []  # a static graph
+
+
+def test_a_system_that_cannot_shape_such_a_broadcast_keeps_the_graph_static():
+    """tvm-cpu declares Backend.symbolic_broadcast False: a family whose weight meets a symbol (a[s0, s1] +
+    w[6, 1], s0 6 or 1) is not drawn for it, while ort-cpu's oracle draws it."""
+    from nnfuzz.backends.registry import backend_class
+    from nnfuzz.oracles.dynamic import DynamicShapes
+
+    assert backend_class("tvm-cpu").symbolic_broadcast is False and backend_class("ort-cpu").symbolic_broadcast
+    g, policy = _add([6, 5], [6, 1], weight=True), GenPolicy(max_elems=4096)
+    lifted = [DynamicShapes(share=1.0, forms=("onnx",)).lift(g, seed, policy) for seed in range(8)]
+    assert any(x is not None and shapeless_broadcasts(x) for x in lifted)
+    kept = [DynamicShapes(share=1.0, forms=("onnx",), broadcast=False).lift(g, seed, policy) for seed in range(8)]
+    kept = [x for x in kept if x is not None]
+    assert kept, "no draw of the symbols without s0 (s1 alone broadcasts against 1)"
+    for x in kept:  # another draw of the symbols: s1 alone, never s0
+        assert not shapeless_broadcasts(x) and x.family.dims["a"][0] is None, x.family

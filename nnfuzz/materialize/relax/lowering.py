@@ -20,7 +20,7 @@ from nnfuzz.abstract.optable import OpTable
 from nnfuzz.ops import load_aspect
 
 RELAX_LOWERINGS = OpTable("Relax lowering")
-INDEX_CHUNK = 512  # values per shape in RelaxGraph.index
+INDEX_CHUNK = 64  # values per shape in RelaxGraph.index (why: its docstring)
 CAST_SCALARS = {"bfloat16": "float32", "uint8": "int32"}  # scalar dtypes TVMScript cannot print inline
 relax_lowers = RELAX_LOWERINGS.register
 
@@ -83,7 +83,10 @@ class RelaxGraph:
     def index(self, values: Sequence[int]):
         """An int64 vector of ``values``, spelled as shapes turned into tensors (printable inline), in
         chunks of at most ``INDEX_CHUNK`` concatenated: TVM 0.27's compiler segfaults on one shape of
-        about 1500 values or more (a campaign's bug 0024, 2026-11-23)."""
+        about 1500 values or more (a campaign's bug 0024, 2026-11-23), and its compile time grows with the
+        square of a shape's length: 3125 values cost 15.5 s of CPU in chunks of 512, 1.6 s in chunks of 64
+        (2.2 s in 128, 2.0 s in 32), so a GatherElements and a ScatterElements on 3125 elements timed out
+        at 10 s in tvm-cpu campaign 27 (docs/dynamic-findings-tvm.md)."""
         vals = [int(v) for v in values]
         parts = [self.op.shape_to_tensor(self.relax.ShapeExpr(vals[k:k + INDEX_CHUNK]))
                  for k in range(0, len(vals), INDEX_CHUNK)] or [self.op.shape_to_tensor(self.relax.ShapeExpr([]))]

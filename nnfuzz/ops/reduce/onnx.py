@@ -73,10 +73,14 @@ def _l1(op, g, x):
 
 @onnx_lowers(R.ReduceL2)
 def _l2(op, g, x):
-    """sqrt(sum(x^2)): ReduceL2, or Sqrt(ReduceSumSquare(x)) (ONNX's definition of ReduceL2)."""
+    """sqrt(sum(x^2)): ReduceL2, or Sqrt(ReduceSumSquare(x)) (ONNX's definition of ReduceL2), in float32
+    for float16/bfloat16 (``opmath``): the sum of squares overflows float16 where the norm does not
+    (float16 values near 200 sum to squares past 65504), and a system computing the written model gives
+    inf there (ONNX's reference evaluator too)."""
     return spell(g, "L2", {
         "ReduceL2": lambda: reduce(g, "ReduceL2", x, [op.axis], op.keepdims),
-        "Sqrt(ReduceSumSquare)": lambda: g.op("Sqrt", reduce(g, "ReduceSumSquare", x, [op.axis], op.keepdims))})
+        "Sqrt(ReduceSumSquare)": lambda: opmath(g, x, lambda v: g.op("Sqrt", reduce(g, "ReduceSumSquare", v, [op.axis],
+                                                                                     op.keepdims)))})
 
 
 @onnx_lowers(R.LogSumExp)
