@@ -12,6 +12,12 @@ KNOWN = (
           note="a dynamic model (docs/dynamic-shapes.md) whose sizes are unbacked (mark_unbacked): a lowering or "
           "decomposition that needs a size concretely is refused, in torch's words, as torch documents for "
           "unbacked symbols; backend.options.dynamic=backed compiles such models"),
+    Known(r"RuntimeError: (?:Eq|Ne|Le|Lt|Ge|Gt)\(.*\bu\d+\b",
+          note="a dynamic model whose sizes are unbacked: torch decided a size relation it could not prove (a "
+          "broadcast of a size computed from an unbacked one, e.g. a Slice's length, taken as equal to it) and "
+          "checks it at run time, as torch documents for unbacked symbols; the check fails at a shape where "
+          "the relation is false (inductor-cpu campaign 27: Eq(((Max(0, -Min(3, u0) + Min(7, u0)) + 88)//89), "
+          "u0)); backend.options.dynamic=backed compiles such models"),
 )
 
 

@@ -116,12 +116,16 @@ class DynamicShapes(Oracle):
         fmt = lane.sandbox.format_for(p)
         if not self.runs_dynamic(p, fmt):
             return self.primary.test(ctx, lane, p, reference)
-        res = run_bytes(ctx, lane.sandbox, p.payload(fmt), [s.input for s in p.shapes])
+        # each shape its run's time: a later shape may also compile again (torch.compile's guards), which
+        # counts as execute (inductor-cpu: a recompile past 10 s at shape 1 on a loaded machine was a timeout)
+        with ctx.clock.patience(len(p.shapes)):
+            res = run_bytes(ctx, lane.sandbox, p.payload(fmt), [s.input for s in p.shapes])
         if res is None:
             return Tested(None)
         expected, theirs = None, None
         if res.status == "ok" and lane.expected_sandbox is not None:  # the system's reference (TF eager)
-            expected, why, side, theirs = _expected_shapes(ctx, lane, p)
+            with ctx.clock.patience(len(p.shapes)):
+                expected, why, side, theirs = _expected_shapes(ctx, lane, p)
             if why == "cut":
                 return Tested(None, res)
             if why is not None:

@@ -95,6 +95,14 @@ def test_a_recompile_no_guard_asks_for_is_a_bug_of_its_own(tmp_path):
     assert bug.meta.signature == "fake-cpu | inconsistency | recompile | recompile"
 
 
+def test_a_dynamic_test_has_each_shapes_time(tmp_path):
+    """Each shape's run takes 0.6 s of a 1 s timeout: a dynamic test of 3 or more shapes is within its time
+    (one timeout per shape: a later shape may compile again), not a timeout rescued as slow."""
+    counters, _ = fake_campaign(tmp_path / "bugs", {"always": "slow@execute", "slow_s": 0.6},
+                                backend="FakeDynamicBackend", seed=5, max_tests=4, dynamic=1.0, test_timeout=1.0)
+    assert counters.dynamic >= 1 and counters.verdicts == {"pass": 4} and counters.slow == 0, counters
+
+
 def test_fuzz_dynamic_is_checked_against_the_system_and_the_oracle(tmp_path):
     base = dict(backend="tf-cpu", backend_options={}, policy=GenPolicy(seed=1), time_s=1.0, out=tmp_path)
     assert not any(o.name == "dynamic" for o in campaign_oracles(CampaignConfig(**base)))  # auto: off there

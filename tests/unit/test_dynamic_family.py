@@ -111,6 +111,12 @@ def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitatio
     assert classify("inductor", "LoweringException: GuardOnDataDependentSymNode: Could not extract specialized "
                                 "integer from data-dependent expression u0 (unhinted: u0).") is not None
     assert classify("tvm", "InternalError: CodeGenVM cannot emit this Relax operator directly.") is None
+    # torch's run-time check of a size relation it assumed for an unbacked size (the inductor-cpu campaign's
+    # Slice of length 1 broadcast against u0); a relation of backed sizes stays a bug to look at
+    assert classify("inductor", "RuntimeError: Eq(((Max(0, -Min(3, u0) + Min(7, u0)) + 88)//89), u0)") is not None
+    assert classify("inductor", "RuntimeError: Eq(s0, 3)") is None
+    # nnfuzz's own constants made from a symbolic size are no limitation of torch's (tests/torch/test_dynamic_gir_form.py)
+    assert classify("inductor", "Unsupported: assume_constant_result argument conversion failed") is None
 
 
 
