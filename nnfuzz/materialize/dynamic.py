@@ -112,25 +112,26 @@ def _shape_model(gk: GraphIR, seed: int, k: int, weights, search) -> Optional[Mo
 
 
 def _torch_generic(model: Model, others: List[Model]) -> str:
-    """"dynamic" when shape 0's module computes every other shape's reference bit for bit, and makes the
-    same constants at every shape (torch.compile keeps each as one), else why not."""
+    """"dynamic" when shape 0's module computes every other shape's reference bit for bit and makes no
+    constant from a size (static_tensor: under ``torch.compile(dynamic=True)`` every size is symbolic, even
+    one the family keeps, and such a constant cannot be made: "assume_constant_result argument conversion
+    failed"), else why not."""
     import torch
 
     from nnfuzz.materialize.torch.lowering import static_calls
     from nnfuzz.materialize.values import to_numpy
 
-    with torch.no_grad(), static_calls() as first:
+    with torch.no_grad(), static_calls() as made:
         model.module(*model.torch_inputs)
+    if made:
+        return "a lowering makes a constant from the input's sizes (static_tensor), which are symbolic when compiled dynamic"
     for m in others:
         shape = {i: list(t.shape) for i, t in zip(m.gir.inputs, m.torch_inputs)}
         try:
-            with torch.no_grad(), static_calls() as made:
+            with torch.no_grad():
                 outs = model.module(*m.torch_inputs)
         except Exception as e:  # noqa: BLE001 - a lowering that depends on the shape: the form is static, said so
             return f"shape 0's torch module fails at {shape}: {type(e).__name__}: {str(e)[:200]}"
-        if made != first:
-            return (f"a lowering makes a constant from a symbolic size (static_tensor), different at {shape}: "
-                    "torch.compile keeps one constant for every shape")
         for name, o in zip(m.gir.outputs, outs):
             got, want = to_numpy(o), m.oracle.output[name]
             if got.shape != want.shape or not np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"):

@@ -51,6 +51,12 @@ class Skip:
     counter: str
     log: Dict
 
+    @staticmethod
+    def undefined_values(p) -> "Skip":
+        """A model whose values the value search left undefined (NaN/Inf, a blocker): whatever the system
+        does is right."""
+        return Skip("undefined_values", {"verdict": "undefined-values", "blocker": (p.search or {}).get("blocker")})
+
 
 @dataclasses.dataclass(frozen=True)
 class Oracle:

@@ -82,7 +82,7 @@ class Grad(Oracle):
 
     def skip(self, p: "Produced") -> Optional[Skip]:
         if p.values_undefined or p.reference.output is None:
-            return Skip("undefined_values", {"verdict": "undefined-values", "blocker": (p.search or {}).get("blocker")})
+            return Skip.undefined_values(p)
         if p.grad is None:
             return Skip("no_gradient", {"verdict": "no-gradient", "why": (p.rec.get("grad") or {}).get("none")})
         return None

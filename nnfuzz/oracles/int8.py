@@ -41,7 +41,7 @@ class Int8(Oracle):
 
     def skip(self, p: "Produced") -> Optional[Skip]:
         if p.values_undefined:  # undefined behaviour: whatever the system does is right
-            return Skip("undefined_values", {"verdict": "undefined-values", "blocker": (p.search or {}).get("blocker")})
+            return Skip.undefined_values(p)
         return None
 
     def test(self, ctx: "RunContext", lane, p: "Produced", reference=None) -> Tested:

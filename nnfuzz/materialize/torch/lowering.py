@@ -41,10 +41,9 @@ _static_calls: Optional[list] = None  # while static_calls() records: each stati
 
 @contextlib.contextmanager
 def static_calls():
-    """Record the arguments of every static_tensor call made inside (eager runs only): a module whose
-    calls differ between two shapes makes a constant from a symbolic size, which torch.compile cannot
-    keep as one constant across shapes ("assume_constant_result argument conversion failed"), so its
-    form is not shape-generic (materialize/dynamic.py)."""
+    """Record the arguments of every static_tensor call made inside (eager runs only): a module that makes
+    one cannot be compiled with symbolic sizes ("assume_constant_result argument conversion failed"), so
+    its form is not shape-generic (materialize/dynamic.py)."""
     global _static_calls
     outer, _static_calls = _static_calls, []
     try:
