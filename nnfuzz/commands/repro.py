@@ -51,7 +51,8 @@ def run(cfg, positional, overrides) -> int:
         raise ConfigError(f"{bug.path} is a migrated test no system has run yet: name one, e.g. "
                           f"`nnfuzz repro {bug.path} backend=ort-cpu`")
     backend_class(backend)
-    options = OmegaConf.to_container(cfg.backend.options) if chosen else bug.meta.backend_options
+    options = OmegaConf.to_container(cfg.backend.options) if chosen else given_options(cfg, overrides,
+                                                                                       bug.meta.backend_options)
     tolerances = {k: tuple(v) for k, v in OmegaConf.to_container(cfg.fuzz.tolerances).items()}
     if "--script" in flags or "--report" in flags:
         from nnfuzz.triage.report_md import write_report
@@ -86,3 +87,14 @@ def run(cfg, positional, overrides) -> int:
            lambda: print(f"{bug.path}: {r.describe(bug.meta.symptom)} on {backend} {r.version}"
                          + (f": {message}" if message else "")))
     return code
+
+
+def given_options(cfg, overrides, recorded) -> dict:
+    """The options the bug was recorded with, each ``backend.options.KEY=VALUE`` given on the command line
+    over its recorded value (replaying at ``opt_level=disable``, say): a given option is never ignored."""
+    from omegaconf import OmegaConf
+
+    given = OmegaConf.to_container(cfg.backend.options)
+    keys = {o.lstrip("+~").split("=", 1)[0].split(".", 2)[2] for o in overrides
+            if o.lstrip("+~").startswith("backend.options.")}
+    return {**(recorded or {}), **{k: given[k] for k in keys if k in given}}

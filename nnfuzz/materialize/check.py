@@ -55,7 +55,11 @@ def check_inst(inst, fn, lf, env: dict, sur: dict, types, proxy: bool, int64_bit
     term = lf(inst.op, xs, [types[v].dtype for v in inst.inputs]) if lf is not None else torch.zeros(())
     for s, dt in overflow:
         term = term + int_overflow(s, dt)
-    violated = float(term.detach()) > 0
+    # a NaN term (a surrogate that is NaN: a shift by 154350 makes x * 2^y inf, and inf - inf follows) is
+    # a value the check cannot place inside the domain: violated, with a finite loss for the search
+    violated = not float(term.detach()) <= 0
+    if bool(torch.isnan(term.detach())):
+        term = torch.nan_to_num(term, nan=1.0)
     if finite:
         _store(inst, outs, osur, env, sur)
         return (term if violated else None), True, violated

@@ -231,3 +231,15 @@ def test_repro_gives_a_gradient_bug_the_timeout_its_campaign_allowed(tmp_path, m
         with pytest.raises(Refused):
             main(["repro", str(Path(__file__).parents[2] / "bugs" / "kept" / kept), "fuzz.test_timeout=7"])
     assert seen == [21.0, 7.0]
+
+
+@pytest.mark.slow
+def test_a_backend_option_given_goes_over_the_recorded_one(tmp_path):
+    """`repro FOLDER backend.options.opt_level=disable` replays at that level: it used to keep the recorded
+    options unless `backend=` was given too, and said "reproduces" at level all. bugs/kept/0099 is wrong
+    from level extended on only."""
+    bug = tmp_path / "0099"
+    shutil.copytree(Path(__file__).parents[2] / "bugs" / "kept" / "0099", bug)
+    assert main(["repro", str(bug)]) == 0
+    assert main(["repro", str(bug), "backend.options.opt_level=disable"]) == 1
+    assert main(["repro", str(bug), "backend.options.opt_level=extended"]) == 0

@@ -55,3 +55,25 @@ def test_the_campaigns_false_alarm_graph_is_called_undefined():
     model = build_model(gir, 539817516, search=SearchConfig(), export=False)
     assert model.search["values_undefined"], model.search
     assert "IntDiv" in model.search["blocker"]
+
+
+def test_a_shift_too_far_for_its_surrogate_is_outside_the_domain():
+    """x << x with x = 154350 (far outside BitShift's 0..7) makes the shift's float surrogate NaN, and the NaN
+    loss read as "no violation": the check passed it, and the Div by its result 0 too (campaign 27/29, seed
+    4638: ORT's "Integer division by zero", saved as a crash in all three ort-cpu campaigns)."""
+    import numpy as np
+
+    from nnfuzz.materialize.search import ValueSearch
+
+    g = GraphIR()
+    g.vars["a"] = AbsTensor([1], DType.int32)
+    g.inputs = ["a"]
+    for op, ins, out in [(K.BitShift(direction="LEFT"), ["a", "a"], "s"), (K.IntDiv(), ["a", "s"], "q")]:
+        g.vars[out] = op.checked_type_transfer([g.vars[v] for v in ins])[0]
+        g.insts.append(Inst(op, ins, [out]))
+    g.outputs = ["q"]
+    g.check()
+    far = ValueSearch(g, SearchConfig()).check({"a": np.array([154350], np.int32)})
+    assert (far.safe, far.first_bad, far.out_of_domain) == (False, 0, True)
+    near = ValueSearch(g, SearchConfig()).check({"a": np.array([3], np.int32)})
+    assert near.safe
