@@ -14,10 +14,11 @@ KNOWN = (
     Known(r"openvino-cpu does not compute in float64", dtype="float64",
           note="the CPU plugin has no float64 kernels (it computes float64 in float32)"),
     Known(r"Doesn't support dynamic (?:shapes for|weights shape)|doesn't support \w+ operation with dynamic rank"
-          r"|(?:First|Channel) dimension of input data must be static",
+          r"|(?:First|Channel) dimension of input data must be static"
+          r"|Unsupported operation of type: GroupNormalization",
           note="a dynamic model (docs/dynamic-shapes.md): the CPU plugin refuses a symbolic dim for this op in its "
           "own words (ConvTranspose's weights and output_shape, Conv's weights, Squeeze of a dynamic rank, "
-          "GlobalLpPool's N and C)"),
+          "GlobalLpPool's N and C, GroupNormalization, which the CPU plugin has no dynamic kernel for)"),
     Known(r"cannot be divided by block_size|must be divisible by the block size"
           r"|DequantizeLinear cannot operate with dynamic shapes of input X",
           note="blocked quantization (opset 21 block_size): OpenVINO's ONNX frontend takes only blocks that divide "
