@@ -9,7 +9,7 @@ imported only when the backend is named.
 from __future__ import annotations
 
 import importlib
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from nnfuzz.errors import ConfigError
 
@@ -44,18 +44,24 @@ def known_backends() -> List[str]:
     return sorted({*BACKENDS, *plugin_backends()})
 
 
-def target_of(name: str) -> str:
-    """The ``"module:Class"`` that backend ``name`` names; ConfigError listing the known names if none."""
+def known_target(name: str) -> Optional[str]:
+    """The ``"module:Class"`` that backend ``name`` names, or None where nothing here resolves it."""
     if name in BACKENDS:
         return BACKENDS[name]
     plugins = plugin_backends()
     if name in plugins:
         return plugins[name]
-    if ":" in str(name):
-        return name
+    return name if ":" in str(name) else None
+
+
+def target_of(name: str) -> str:
+    """The ``"module:Class"`` that backend ``name`` names; ConfigError listing the known names if none."""
+    target = known_target(name)
+    if target is not None:
+        return target
     from nnfuzz.config_errors import did_you_mean
 
-    known = sorted({*BACKENDS, *plugins})
+    known = sorted({*BACKENDS, *plugin_backends()})
     raise ConfigError(f"backend={name!r} is unknown{did_you_mean(name, known)}; known backends: {', '.join(known)} "
                       f"(or a 'module:Class' path; other packages add backends through the "
                       f"{ENTRY_POINT_GROUP!r} entry-point group: docs/backends.md)")

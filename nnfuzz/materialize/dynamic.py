@@ -121,17 +121,15 @@ def _torch_generic(model: Model, others: List[Model]) -> str:
     from nnfuzz.materialize.torch.lowering import static_calls
     from nnfuzz.materialize.values import to_numpy
 
-    with torch.no_grad(), static_calls() as made:
-        model.module(*model.torch_inputs)
-    if made:
-        return "a lowering makes a constant from the input's sizes (static_tensor), which are symbolic when compiled dynamic"
     for m in others:
         shape = {i: list(t.shape) for i, t in zip(m.gir.inputs, m.torch_inputs)}
         try:
-            with torch.no_grad():
+            with torch.no_grad(), static_calls() as made:
                 outs = model.module(*m.torch_inputs)
         except Exception as e:  # noqa: BLE001 - a lowering that depends on the shape: the form is static, said so
             return f"shape 0's torch module fails at {shape}: {type(e).__name__}: {str(e)[:200]}"
+        if made:  # (made at every shape alike: the lowerings call static_tensor whatever the sizes)
+            return "a lowering makes a constant from the input's sizes (static_tensor), which are symbolic when compiled dynamic"
         for name, o in zip(m.gir.outputs, outs):
             got, want = to_numpy(o), m.oracle.output[name]
             if got.shape != want.shape or not np.array_equal(got, want, equal_nan=got.dtype.kind in "fc"):

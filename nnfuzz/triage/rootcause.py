@@ -56,9 +56,9 @@ class _Patterns:
 
 def _own_class(system: Optional[str]) -> list:
     """[the class of ``system``] where it is a backend outside the built-ins that the registry resolves."""
-    from nnfuzz.backends.registry import BACKENDS, backend_class, plugin_backends
+    from nnfuzz.backends.registry import BACKENDS, backend_class, known_target
 
-    if system and system not in BACKENDS and (system in plugin_backends() or ":" in system):
+    if system and system not in BACKENDS and known_target(system) is not None:
         return [backend_class(system)]
     return []  # a built-in, or a name only a "module:Class" path gave (meta.json records the name)
 
