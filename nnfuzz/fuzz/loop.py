@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import nnfuzz
@@ -311,12 +312,18 @@ class Campaign:
 
     def producer_died(self, record: dict) -> None:
         """A producer process died (fuzz/producer_watch.py) and was restarted: counted, logged with the
-        seeds it held (to replay the crash: ``mgen.seed=S``) and its Python stack."""
+        seeds it held (to replay the crash: ``mgen.seed=S``) and its Python stack; the value search it died
+        in, if any, is moved into the store with the command that replays it."""
+        if record.get("search"):
+            from nnfuzz.materialize.search_record import keep
+
+            record.update(keep(Path(record["search"]), self.cfg.out))
         with self.lock:
             self.counters.producer_restarts += 1
             self.log.write({"producer_died": record})
         self.note(f"a producer died (exit code {record.get('exit_code')}) holding seeds {record.get('seeds')}; "
-                  f"restarted ({self.counters.producer_restarts} so far); its stack is in {self.cfg.log or 'the log'}")
+                  f"restarted ({self.counters.producer_restarts} so far); its stack is in {self.cfg.log or 'the log'}"
+                  + (f"; replay the value search it died in: {record['replay']}" if record.get("replay") else ""))
 
     def add_seconds(self, phase: str, s: float) -> None:
         with self.lock:

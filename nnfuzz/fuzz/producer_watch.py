@@ -6,9 +6,11 @@ Each producer slot ``k`` (the campaign's models k, k + n, ...) records in shared
 it is making (``held``); the first producer reaps the ones it forked and records how each ended
 (``exits``). Every producer has faulthandler on, writing to a file of its own, so a native crash leaves
 the Python stack it died in. When the campaign finds a producer dead, it reads these, logs
-``{"producer_died": {"slot", "exit_code", "seeds", "stack"}}`` (the seeds it held: replay one with
-``mgen.seed=S``), counts it (``producer_restarts``) and starts the producers again, the model that was
-being made when it died skipped.
+``{"producer_died": {"slot", "exit_code", "seeds", "stack", "search", "replay"}}`` (the seeds it held:
+``mgen.seed=S`` replays one where the coverage guide's state does not shape the graph; ``search``: the
+value search it died in, if any, kept in the store; ``replay``: the command that runs it again),
+counts it (``producer_restarts``) and starts the producers again, the model that was being made when it
+died skipped.
 
 ``NNFUZZ_TEST_PRODUCER_SEGV=I`` (tests only) makes the producer that is to make the campaign's model
 number ``I`` kill itself with SIGSEGV first.
@@ -47,10 +49,19 @@ class Slots:
     def fault_file(self, k: int) -> Path:
         return Path(self.folder) / f"producer-{k}.txt"
 
+    def search_file(self, k: int) -> Path:
+        from nnfuzz.materialize.search_record import SUFFIX
+
+        return Path(self.folder) / f"producer-{k}{SUFFIX}"
+
 
 def enable_faults(slots: Slots, k: int) -> None:
-    """faulthandler on in producer ``k``, into its own file (a forked producer replaces its parent's)."""
+    """faulthandler on in producer ``k``, into its own file (a forked producer replaces its parent's),
+    and its value searches recorded in another (materialize/search_record.py)."""
+    from nnfuzz.materialize import search_record
+
     global _fault_file
+    search_record.path = slots.search_file(k)
     f = open(slots.fault_file(k), "w")
     faulthandler.enable(file=f, all_threads=True)
     if _fault_file is not None:
@@ -99,5 +110,13 @@ def death_record(slots: Slots, k: int, code: int, seed_of) -> dict:
         stack = slots.fault_file(k).read_text(errors="replace")[-STACK_CHARS:]
     except OSError as e:
         stack = f"(no faulthandler output: {e})"
-    return {"slot": k, "exit_code": code, "index": held if held >= 0 else None,
-            "seeds": [seed_of(held)] if held >= 0 else [], "stack": stack}
+    rec = {"slot": k, "exit_code": code, "index": held if held >= 0 else None,
+           "seeds": [seed_of(held)] if held >= 0 else [], "stack": stack}
+    from nnfuzz.materialize.search_record import SUFFIX
+
+    search = slots.search_file(k)
+    if held >= 0 and search.exists():  # it died in (or after) a value search of the model it held
+        kept = search.with_name(f"death-model{held}-slot{k}{SUFFIX}")
+        os.replace(search, kept)  # (before a restarted producer of this slot writes its own)
+        rec["search"] = str(kept)
+    return rec

@@ -300,9 +300,11 @@ def _make_models(cc, plan, work: _Work, q, done, guided, folder) -> None:
     through ``folder`` (fuzz/handoff.py)."""
     from nnfuzz.fuzz.producer_watch import maybe_die
     from nnfuzz.fuzz.resume import seed_at
+    from nnfuzz.materialize import search_record
 
     while not done.is_set() and work.left() > 0:
         i = work.take()
+        search_record.forget()
         maybe_die(i)
         seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
         p = produce_or_report(cc, plan, seed, work.left(), guided.before() if guided is not None else None)

@@ -217,8 +217,11 @@ class ValueSearch:
         whose values are kept as given (a dynamic model's weights, shared by all its shapes)."""
         import torch
 
+        from nnfuzz.materialize import search_record
         from nnfuzz.materialize.values import to_torch
 
+        search_record.write(self.gir, self.cfg, weights, inputs, seed,
+                            {"proxy": proxy, "gradient": gradient, "unsafe": unsafe, "fixed": fixed})
         cfg, gir = self.cfg, self.gir
         proxy = cfg.proxy if proxy is None else proxy
         rng = np.random.default_rng([seed, 4242])
