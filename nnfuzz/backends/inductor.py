@@ -31,6 +31,7 @@ DYNAMIC = ("unbacked", "backed")
 class _InductorBackend(Backend):
     engine = "inductor"
     known = inductor_knowledge.KNOWN
+    error_checks = inductor_knowledge.ERROR_CHECKS
     issue_template = staticmethod(inductor_knowledge.issue)
     repro_scripts = {"gir": "nnfuzz.triage.script_torch:torch_script"}  # the torch.export program
     formats = ("gir",)

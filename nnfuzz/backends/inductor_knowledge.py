@@ -20,6 +20,11 @@ KNOWN = (
           "u0)); backend.options.dynamic=backed compiles such models"),
 )
 
+# A kernel that fails to compile in inductor's compile workers reaches the campaign as "SubprocException: An
+# exception occurred in a subprocess:" whatever went wrong (H100 campaign: Triton's "atomic_add does not
+# support uint8" came signed only so): the subprocess's own first exception is the message
+ERROR_CHECKS = (r"An exception occurred in a subprocess:\n(?:.*\n)*?(?P<where>[A-Za-z_][\w.]*(?:Error|Exception)): ",)
+
 
 def issue(f: dict, script: str) -> str:
     """PyTorch's: describe the bug with the code inline, error logs, versions."""

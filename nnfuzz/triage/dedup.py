@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 13  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -50,7 +50,8 @@ SIGNATURE_VERSION = 13  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # 11: an inconsistency only a dynamic model shows names its root cause's op (dynamic | Add | values);
 # 12: a crash charged to a node before the op its error names is signed as that node's inconsistency, a
 # wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family;
-# 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py)
+# 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py);
+# 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")

@@ -87,13 +87,26 @@ class KnownBugs:
     def match(self, meta, signature: str, err_log: str = "") -> Optional[str]:
         """What ``meta`` (a new bug, signed ``signature``) is known as: a kept folder's path or a file
         entry's label; None if it is not known."""
-        hit = self.folder_signatures().get(signature)
+        hit = self.folder_signatures().get(signature) or self._on_sibling(meta, signature)
         if hit is not None:
             return hit
         if not self.entries:
             return None
         cause, text = bug_cause(meta, err_log), f"{meta.summary}\n{err_log}"
         return next((e.label for e in self.entries if e.matches(str(meta.system), cause, text)), None)
+
+    def _on_sibling(self, meta, signature: str) -> Optional[str]:
+        """A kept folder of the same system on another device (tvm-cpu for a tvm-gpu bug) whose signature is
+        this one but for the system, where the bug is a crash while compiling: the system's device-independent
+        part (TVM's ONNX frontend, dynamo's tracing) failing alike on both is one fault (H100 campaign: 10 of
+        tvm-gpu's 18 folders were kept tvm-cpu frontend bugs, all signed "new"). Inconsistencies and crashes
+        while running stay per device: their kernels are the device's own."""
+        system = str(meta.system)
+        if meta.symptom != "crash" or meta.stage != "compile" or not signature.startswith(system + " | "):
+            return None
+        engine, rest = system.rsplit("-", 1)[0], signature[len(system):]
+        return next((f.path for f in self.folders if f.system != system and f.system.rsplit("-", 1)[0] == engine
+                     and f.signature == f.system + rest and not generic(f.signature)), None)
 
     def triggers(self, system: str) -> List[dict]:
         """The triggers of ``system``'s known bugs: {"bug", "op", "dtypes" (input row or None), "dtype"

@@ -55,3 +55,13 @@ def test_the_patterns_need_their_words():
     """Not any 'not implemented': the ScatterND entry needs its op's name, the torch one a CUDA kernel's."""
     assert classify("ort", "element_type 11 not implemented for ScatterElements operator.") is None
     assert classify("inductor", "NotImplementedError: \"addmm_impl_cpu_\" not implemented for 'Half'") is None
+
+
+def test_a_kernel_that_fails_in_inductors_compile_workers_is_signed_by_the_workers_own_error():
+    """Every kernel that fails in a compile worker says "SubprocException: An exception occurred in a
+    subprocess:" first (the H100 campaign signed Triton's 8-bit atomic_add only so): the message is the
+    subprocess's own first exception."""
+    from nnfuzz.triage.rootcause import root_cause
+
+    log = (CASES / "inductor-gpu-atomic-add-int8.log").read_text()
+    assert root_cause(log.splitlines()[0], log) == ("", "ValueError: atomic_add does not support int8")
