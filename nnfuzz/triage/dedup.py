@@ -51,7 +51,8 @@ SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # 12: a crash charged to a node before the op its error names is signed as that node's inconsistency, a
 # wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family;
 # 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py);
-# 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception
+# 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception, CUDA code
+# that NVRTC refuses (tvm-gpu) by NVRTC's first error
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")

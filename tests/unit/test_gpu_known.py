@@ -44,6 +44,7 @@ def test_a_missing_cuda_kernel_is_unsupported(log, engine, op):
     ("tvm-gpu-dlight-gemv-assert.log", "tvm"),  # dlight's GPU gemv rule asserts on a valid model
     ("tvm-tile-shapeexpr.log", "tvm"),          # a statically known shape computed in the graph (as bugs/kept/0007)
     ("inductor-gpu-atomic-add-int8.log", "inductor"),  # inductor emits Triton's atomic_add on int8, which has none
+    ("tvm-gpu-nvrtc-hnearbyint.log", "tvm"),    # TVM writes float16 Round as hnearbyint, which CUDA has not
     # TF eager's gradient of tf.nn.avg_pool on a 5-D input reads a data_format attr its own wrapper left None
     ("../cpu-errors/tf-avgpool3d-grad-data-format.log", "tf"),
 ])
@@ -65,3 +66,10 @@ def test_a_kernel_that_fails_in_inductors_compile_workers_is_signed_by_the_worke
 
     log = (CASES / "inductor-gpu-atomic-add-int8.log").read_text()
     assert root_cause(log.splitlines()[0], log) == ("", "ValueError: atomic_add does not support int8")
+
+
+def test_cuda_code_nvrtc_refuses_is_signed_by_the_compilers_error():
+    from nnfuzz.triage.rootcause import root_cause
+
+    log = (CASES / "tvm-gpu-nvrtc-hnearbyint.log").read_text(errors="replace")
+    assert root_cause("RuntimeError: NVRTC compilation failed:", log)[1] == 'error: identifier "hnearbyint" is undefined'
