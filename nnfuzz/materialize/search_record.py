@@ -7,21 +7,19 @@ producer removes the file when it starts its next model, so a file present when 
 belongs to the model it died making. The campaign moves it into the store
 (``<fuzz.out>/producer_deaths/``) and logs the command that replays it::
 
-    python -m nnfuzz.materialize.search_record <fuzz.out>/producer_deaths/<file>.search.pkl
+    python -m nnfuzz.materialize.search_replay <fuzz.out>/producer_deaths/<file>.search.pkl
 
-which runs that same search in a process of its own, with faulthandler on, and prints its graph first
-(a crash then shows the op whose backward it is in).
+(materialize/search_replay.py).
 """
 from __future__ import annotations
 
 import os
 import pickle
-import sys
 from pathlib import Path
 from typing import Optional
 
 SUFFIX = ".search.pkl"
-REPLAY = "python -m nnfuzz.materialize.search_record"
+REPLAY = "python -m nnfuzz.materialize.search_replay"
 DEATHS = "producer_deaths"   # the store's folder of them
 
 path: Optional[Path] = None   # set in a producer: where its value searches are recorded
@@ -57,40 +55,3 @@ def keep(file: Path, store: Path) -> dict:
     except OSError as e:
         return {"search": f"{file} (not kept: {e})", "replay": None}
     return {"search": str(dest), "replay": f"{REPLAY} {dest}"}
-
-
-def replay(file: Path):
-    """Run the recorded search again (its time budget lifted, so the steps are the same however long
-    they take here) and return its SearchResult."""
-    import dataclasses
-
-    from nnfuzz.materialize.search import ValueSearch
-
-    try:
-        with open(file, "rb") as f:
-            r = pickle.load(f)
-        gir, cfg = r["gir"], r["cfg"]
-    except (OSError, EOFError, pickle.UnpicklingError, KeyError, TypeError, AttributeError) as e:
-        raise SystemExit(f"{file} is not a value search's record ({type(e).__name__}: {e}): it is written by "
-                         f"a producer and moved into <fuzz.out>/{DEATHS}/ when the producer dies")
-    cfg = dataclasses.replace(cfg, time_ms=max(cfg.time_ms, 600_000.0))
-    print(gir.pretty(), flush=True)
-    return ValueSearch(gir, cfg).run(r["weights"], r["inputs"], r["seed"], **r["kw"])
-
-
-def main(argv=None) -> int:
-    import faulthandler
-
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or not args[0].endswith(SUFFIX):
-        print(f"usage: {REPLAY} FILE{SUFFIX} (a producer death's record, from <fuzz.out>/producer_deaths/)",
-              file=sys.stderr)
-        return 2
-    faulthandler.enable(all_threads=True)
-    res = replay(Path(args[0]))
-    print(f"the search ended: ok={res.ok} steps={res.steps} restarts={res.restarts} draws={res.draws}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -52,7 +52,8 @@ SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # wrong shape hidden by exposing every value by the first node that gives it (truncate), Conv's family;
 # 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py);
 # 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception, CUDA code
-# that NVRTC refuses (tvm-gpu) by NVRTC's first error
+# that NVRTC refuses (tvm-gpu) by NVRTC's first error; a shape in a message is one token whatever its rank;
+# of several failed conversions, the op first in the model signs; a stand-in node goes by its ONNX op
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -70,6 +71,9 @@ _NORMALIZE = [
     (re.compile(r"(Operation name: )\S+"), r"\1<node>"),                   # OpenVINO's CPU plugin: any IR name
     (re.compile(r"(?<=[A-Za-z])\d(?=[dD]\b)"), "<n>"),                  # ranks in names: Resize2D, conv3d
     (re.compile(r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b"), "<n>"),             # numbers
+    # a shape, whatever its rank and brackets (OpenVINO's "Shapes [2,3,4] and [2,3,4]" at compile, "{2,3}" at
+    # inference: one GatherElements check signed by rank as several root causes)
+    (re.compile(r"[\[{](?:\s*(?:-?<n>|\?)(?:\.\.-?<n>)?\s*,)*\s*(?:-?<n>|\?)?(?:\.\.-?<n>)?\s*[\]}]"), "<shape>"),
     (re.compile(r"\s+"), " "),
 ]
 _FRAME = re.compile(r"^\s*\d+:\s+(\S.*?)\s*$", re.M)      # "  3: tvm::relax::Foo(...)" backtraces
@@ -103,8 +107,8 @@ def signature(meta, err_log: str = "") -> str:
         if root and root.get("method") in NODE_METHODS:
             return node_fault(system, root)
         node = meta.first_divergent_node
-        if node:
-            op = str(node.get("op", "?")).split("(")[0]
+        if node:  # (as the system ran it, where localization found its one ONNX node: localize.py)
+            op = str((root or {}).get("system_op") or node.get("op", "?")).split("(")[0]
             return f"{system} | inconsistency | {op} | {divergence(meta)}"
         return f"{system} | inconsistency | unlocalized | {normalize(str(meta.summary))[:120]}"
     from nnfuzz.oracles.base import oracle_crash_term

@@ -95,7 +95,17 @@ def localize(gir: GraphIR, weights: Mapping[str, np.ndarray], inputs: Mapping[st
                                           "method": "first-divergence",
                                           "note": check.note + ("; no single cut removes it: the first divergent "
                                                                 "node stands in" if check.changed else "")}
+    system_op = None if node is None else _system_op(gir, check.model, node["var"])
+    if system_op:  # (its signature names the op as the system ran it: HardSigmoidAlphaBeta is a HardSigmoid)
+        fallback["system_op"] = system_op
     return dataclasses.replace(first, root_cause=fallback, note=f"{first.note}; {check.note}".strip("; "))
+
+
+def _system_op(gir, model, var: str):
+    from nnfuzz.triage.onnx_nodes import single_op
+
+    onnx_model = getattr(model, "onnx", None)
+    return single_op(gir, onnx_model, var) if onnx_model is not None and var in gir.vars else None
 
 
 @dataclasses.dataclass

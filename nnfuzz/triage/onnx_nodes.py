@@ -34,8 +34,8 @@ _RESHAPING = frozenset({"Squeeze", "Unsqueeze", "Reshape", "Identity"})
 def single_op(gir, onnx_model, var: str) -> Optional[str]:
     """The type of the one ONNX node that computes ``var`` from GraphIR vars (nnfuzz's Softshrink written as
     one Shrink), seen through nodes that only reshape its output (Squeeze, ...); its other inputs may be
-    computed from constants and shapes alone (a Resize whose sizes are computed from Shape). None when the
-    lowering takes several nodes that compute on values."""
+    computed from constants and shapes alone (a Resize whose sizes are computed from Shape), or by nodes of
+    its own type. None when the lowering takes nodes of several types that compute on values."""
     if onnx_model is None:
         return None
     graph = onnx_model.graph
@@ -56,6 +56,10 @@ def single_op(gir, onnx_model, var: str) -> Optional[str]:
     while node is not None and node.op_type in _RESHAPING and node.input and node.input[0] not in gir.vars \
             and not parameter(node.input[0]) and all(parameter(i) for i in node.input[1:]):
         node = producer.get(node.input[0])
-    if node is None or any(i and i not in gir.vars and not parameter(i) for i in node.input):
-        return None
-    return node.op_type
+    def one_type(n, depth: int = 0) -> bool:  # its values come from vars, or from nodes of its own type
+        return all(not i or i in gir.vars or parameter(i)
+                   or (depth < 8 and producer.get(i) is not None and producer[i].op_type == node.op_type
+                       and one_type(producer[i], depth + 1)) for i in n.input)
+
+    # a chain of one type is that op too (nnfuzz's Relu6 written as Clip(Clip(x)): the Clip of bugs/kept/0061)
+    return node.op_type if node is not None and one_type(node) else None

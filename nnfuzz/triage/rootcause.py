@@ -87,6 +87,8 @@ def canonical_op(name: str) -> str:
 
 
 def failing_op(text: str, system: Optional[str] = None) -> str:
+    head, _ = _earliest_block(text, system)
+    text = text if head is None else text[head:]  # (the op the first failed op's heading names)
     for pattern in _patterns(system).ops:
         m = pattern.search(text)
         if m:
@@ -106,15 +108,33 @@ def failing_node(text: str, system: Optional[str] = None) -> str:
 
 
 def _first_block(text: str, system: Optional[str] = None) -> str:
-    """An error log listing several failed ops (OpenVINO's unconverted-ops log): the first one's message."""
-    for head, end in _patterns(system).blocks:
-        m = head.search(text)
-        if not m:
+    """An error log listing several failed ops (OpenVINO's unconverted-ops log): the message of the one
+    that comes first in the model (``_earliest_block``)."""
+    head, end = _earliest_block(text, system)
+    return text if head is None else text[head:end]
+
+
+def _earliest_block(text: str, system: Optional[str] = None) -> Tuple[Optional[int], int]:
+    """(start, end) of the block, in a log listing several failed ops, of the op that comes first in the
+    model: the lowest number at the end of the node name it names (nnfuzz writes ``<Op>_<k>`` in graph
+    order), else the first listed; (None, len) when the text has no such log. OpenVINO lists them by name,
+    so a QLinearConv that failed (bugs/kept/0088) and the DepthToSpace after it that failed on its output
+    signed as the DepthToSpace."""
+    pats = _patterns(system)
+    for head, end in pats.blocks:
+        starts = [m.start() for m in head.finditer(text)]
+        if not starts:
             continue
-        rest = text[m.end():]
-        ends = [e.start() for e in (head.search(rest), end.search(rest)) if e]
-        return rest[: min(ends)] if ends else rest
-    return text
+        stop = end.search(text, starts[-1])
+        bounds = list(zip(starts, starts[1:] + [stop.start() if stop else len(text)]))
+
+        def position(b) -> float:
+            names = (m.group(1) for p in pats.nodes for m in [p.search(text, b[0], b[1])] if m)
+            k = next((re.search(r"_(\d+)$", n) for n in names), None)
+            return int(k.group(1)) if k else float("inf")
+
+        return min(bounds, key=position)  # (the first listed among equals)
+    return None, len(text)
 
 
 def _innermost_parts(text: str, system: Optional[str] = None) -> Tuple[str, str, str]:

@@ -1,5 +1,6 @@
 """A value search's record (materialize/search_record.py): what a producer writes before each search
-replays, in a process of its own, as the same search; a dead producer's record goes into the store."""
+replays (materialize/search_replay.py), in a process of its own, as the same search; a dead producer's
+record goes into the store."""
 import multiprocessing as mp
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import pytest
 from graphs import chain
 
 from nnfuzz.fuzz.producer_watch import Slots, death_record
-from nnfuzz.materialize import search_record
+from nnfuzz.materialize import search_record, search_replay
 from nnfuzz.materialize.model import random_values
 from nnfuzz.materialize.search import SearchConfig, ValueSearch
 from nnfuzz.ops.elementwise import spec as E
@@ -30,7 +31,7 @@ def _recorded_search(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_a_recorded_search_replays_as_the_same_search_in_a_process_of_its_own(tmp_path, monkeypatch):
     file, res = _recorded_search(tmp_path, monkeypatch)
-    out = subprocess.run([sys.executable, "-m", "nnfuzz.materialize.search_record", str(file)],
+    out = subprocess.run([sys.executable, "-m", "nnfuzz.materialize.search_replay", str(file)],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "Sqrt" in out.stdout and "Log" in out.stdout  # the graph, printed before the search
@@ -45,8 +46,8 @@ def test_forget_removes_the_last_models_record_and_a_bad_file_gets_a_clear_error
     search_record.forget()  # nothing to remove: no error
     file.write_bytes(b"not a pickle")
     with pytest.raises(SystemExit, match="is not a value search's record"):
-        search_record.replay(file)
-    assert search_record.main(["x.txt"]) == 2
+        search_replay.replay(file)
+    assert search_replay.main(["x.txt"]) == 2
 
 
 def test_a_dead_producers_search_record_is_moved_into_the_store_with_its_replay_command(tmp_path, monkeypatch):
@@ -60,7 +61,7 @@ def test_a_dead_producers_search_record_is_moved_into_the_store_with_its_replay_
     store.mkdir()
     kept = search_record.keep(search_record.Path(rec["search"]), store)
     dest = store / "producer_deaths" / f"death-model4-slot0{search_record.SUFFIX}"
-    assert kept == {"search": str(dest), "replay": f"python -m nnfuzz.materialize.search_record {dest}"}
+    assert kept == {"search": str(dest), "replay": f"python -m nnfuzz.materialize.search_replay {dest}"}
     assert dest.exists()
     slots.held[1] = 5  # slot 1 died with no search recorded for its model: nothing to keep
     assert "search" not in death_record(slots, 1, -11, lambda i: 100 + i)

@@ -34,6 +34,15 @@ def test_two_computing_nodes_name_none():
     assert single_op(GIR, squeezed, "v0") is None
 
 
+def test_a_chain_of_one_type_names_that_type():
+    """nnfuzz's Relu6 spelled Clip(Clip(x, 0), max=6) is a Clip, as bugs/kept/0061's one Clip is (an
+    openvino-cpu campaign signed the same int16 shape fault `Relu6` apart from it)."""
+    lo, hi = (numpy_helper.from_array(np.array(v, np.float32), n) for v, n in ((0.0, "lo"), (6.0, "hi")))
+    clips = _model([helper.make_node("Clip", ["x", "lo"], ["_clip1"]), helper.make_node("Clip", ["_clip1", "", "hi"], ["v0"])],
+                   [lo, hi])
+    assert single_op(GIR, clips, "v0") == "Clip"
+
+
 def test_an_error_naming_a_node_by_its_output_finds_its_instruction():
     """OpenVINO names its nodes after their ONNX outputs: "[CPU] Interpolate node with name 'v1' ..."."""
     from graphs import chain
@@ -93,3 +102,23 @@ def test_a_weight_held_as_an_initializer_is_a_value():
          helper.make_node("Mul", ["w0", "_mul4"], ["v0"])], "g", [],
         [helper.make_tensor_value_info("v0", TensorProto.FLOAT, None)], [w, *consts])
     assert single_op(SimpleNamespace(vars={"w0": None, "v0": None}), helper.make_model(gelu), "v0") is None
+
+
+def test_the_first_divergent_node_stands_in_under_the_name_the_system_ran_it_by():
+    """An openvino-cpu campaign signed HardSigmoid's beta fault `HardSigmoidAlphaBeta` (nnfuzz's op), apart
+    from bugs/kept/0013's `HardSigmoid`, where no cut localized it: the stand-in node carries its ONNX op."""
+    from graphs import chain
+
+    from nnfuzz.materialize.model import build_model
+    from nnfuzz.ops.activation.spec import HardSigmoidAlphaBeta
+    from nnfuzz.triage.dedup import signature
+    from nnfuzz.triage.localize import _system_op
+
+    gir = chain(HardSigmoidAlphaBeta(alpha=0.25, beta=0.0))
+    model = build_model(gir, 0, values=({}, {"x": np.ones(gir.vars["x"].shape, np.float32)}))
+    assert _system_op(gir, model, "v0") == "HardSigmoid"
+    node = {"op": "HardSigmoidAlphaBeta(alpha=0.25, beta=0.0)", "dtype": "float32", "index": 0, "var": "v0"}
+    meta = {"system": "openvino-cpu", "symptom": "inconsistency", "summary": "v0: 1/6 values off",
+            "first_divergent_node": node, "root_cause": {**node, "op": "HardSigmoidAlphaBeta", "kind": None,
+                                                         "method": "first-divergence", "system_op": "HardSigmoid"}}
+    assert signature(meta) == "openvino-cpu | inconsistency | HardSigmoid | values"
