@@ -53,7 +53,8 @@ SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # 13: a crash known only by its signal names the op it localizes to and its Python frames (signal_crash.py);
 # 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception, CUDA code
 # that NVRTC refuses (tvm-gpu) by NVRTC's first error; a shape in a message is one token whatever its rank;
-# of several failed conversions, the op first in the model signs; a stand-in node goes by its ONNX op
+# of several failed conversions, the op first in the model signs; a stand-in node goes by its ONNX op; the QDQ
+# writer's variable names (v9_dq) are variables
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -62,7 +63,8 @@ _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
-    (re.compile(r"\b(?:[viwp]\d+|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),  # GraphIR, Relax (lv, lv7), LLVM
+    # GraphIR (v9, and the QDQ writer's v9_dq), Relax (lv, lv7), LLVM
+    (re.compile(r"\b(?:[viwp]\d+(?:_[a-z]+)?|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),
     # the direct path's node names (Relu_3) and temps (_gath12), which depend on the drawn spellings
     (re.compile(r"\b_[a-z]+\d+\b|\b[A-Z][A-Za-z0-9]*_\d+\b"), "<node>"),
     # ONNX node tests name an expanded function's nodes and edges "<Op>_<test name>_expanded_function_<x>"

@@ -21,3 +21,9 @@ def test_a_shape_in_a_message_is_one_token_whatever_its_rank_and_brackets():
     a = normalize("Shapes [2,3,4] and [2,3,4] are not consistent")
     assert a == normalize("Shapes {1,2} and {1,2} are not consistent") == "Shapes <shape> and <shape> are not consistent"
     assert normalize("[?,3..8] vs []") == "<shape> vs <shape>"
+
+
+def test_the_qdq_writers_variable_names_are_variables():
+    """ort-cpu campaign 27 signed one unlocalized QDQ fault twice, as `v9_dq: ...` and `v5_dq: ...`."""
+    a = normalize("v9_dq: 1/4 values off")
+    assert a == normalize("v5_dq: 1/4 values off") and a.startswith("<var>: ")
