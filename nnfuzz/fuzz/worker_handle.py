@@ -101,7 +101,9 @@ class WorkerHandle:
         parent_conn, child_conn = multiprocessing.Pipe(duplex=True)
         log, log_fd = _unlinked_log()
         scratch = tempfile.mkdtemp(prefix="nnfuzz-worker-")
-        env = {**os.environ, **(extra_env or {}), SCRATCH_ENV: scratch}
+        # its temporary files too (TF's autograph writes one per traced function and deletes them at exit
+        # only: a killed worker's stayed in /tmp, hundreds of them after a few campaigns); removed with it
+        env = {**os.environ, **(extra_env or {}), SCRATCH_ENV: scratch, "TMPDIR": scratch}
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -193,6 +193,22 @@ def test_worker_killed_between_runs_is_replaced(sb):
 
 
 @pytest.mark.slow
+def test_a_killed_workers_temporary_files_go_with_it(sb):
+    """TF's autograph leaves a file per traced function in the temporary directory of a worker killed
+    mid-campaign (hundreds in /tmp after a few campaigns): a worker's TMPDIR is its scratch directory,
+    removed when it is reaped."""
+    run_ok(sb)
+    pid = sb.pid
+    env = dict(e.split("=", 1) for e in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in e)
+    tmp = Path(env["TMPDIR"])
+    assert tmp == Path(env["NNFUZZ_WORKER_SCRATCH"]) and tmp.is_dir()
+    (tmp / "__autograph_generated_file_x.py").write_text("# as TF writes one")
+    os.kill(pid, signal.SIGKILL)
+    run_ok(sb)  # (a fresh worker; the dead one reaped)
+    assert sb.pid != pid and not tmp.exists()
+
+
+@pytest.mark.slow
 def test_close_stops_the_worker_and_run_restarts_it():
     s = Sandbox("fault-cpu", backend_path=FAULT, memory_limit_mb=300)
     assert s.pid is None  # lazy
