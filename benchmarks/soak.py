@@ -21,6 +21,7 @@ machine (one campaign, nothing else running).
 from __future__ import annotations
 
 import argparse
+import bz2
 import json
 import os
 import signal
@@ -28,12 +29,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.proc_memory import _field_kb, tree  # noqa: E402
-from nnfuzz.fuzz.runlog import read_log  # noqa: E402
+from nnfuzz.fuzz import logcodec  # noqa: E402
+from nnfuzz.fuzz.producer_peak import PEAK_NOTE_MB  # noqa: E402
+from nnfuzz.fuzz.runlog import parts  # noqa: E402
 
 ROLES = ("campaign", "producer", "worker", "other")
 AIM_GROWTH = 0.10   # memory of a process, and tests/s, between the reference sample and the last
@@ -65,17 +69,52 @@ def du_mb(path: Path, pattern: str = "**/*") -> float:
     return sum(p.stat().st_size for p in path.glob(pattern) if p.is_file()) / 2 ** 20 if path.exists() else 0.0
 
 
-def log_counts(out: Path) -> dict:
-    tests = errors = producer_deaths = 0
-    problems = []
-    for r in read_log(out, problems) if (out / "campaign.jsonl").exists() else ():
+def _records(f: Path):
+    """The records of one file of the log (read_log reads them all: parts, then the live file)."""
+    with (bz2.open if f.suffix == ".bz2" else open)(f, "rt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                r = logcodec.decode(json.loads(line))
+            except ValueError:
+                continue  # (the line being written)
+            if isinstance(r, dict):
+                yield r
+
+
+def _count(path: Path) -> Counter:
+    c = Counter()
+    for r in _records(path):
         if "producer_died" in r:
-            producer_deaths += 1
+            c["producer_restarts"] += 1
         elif r.get("verdict") == "nnfuzz-error":
-            errors += 1
+            c["nnfuzz_errors"] += 1
         elif r.get("verdict") not in (None, "no-graph", "cut", "lost"):
-            tests += 1
-    return {"tests": tests, "nnfuzz_errors": errors, "producer_restarts": producer_deaths}
+            c["tests"] += 1
+        if r.get("producer_peak_mb"):  # (fuzz/producer_peak.py: a model that made its producer's memory spike)
+            c["producer_spikes"] += 1
+    return c
+
+
+class LogCounts:
+    """Tests, nnfuzz errors and producer deaths in the campaign's log so far. A rotated part (compressed) never
+    changes and is read once: re-reading the whole log every sample took a growing share of a core (an
+    hour of ort-cpu is ~150,000 records), which lowered the very tests/s being measured."""
+
+    def __init__(self, out: Path):
+        self.live, self.parts = out / "campaign.jsonl", {}
+
+    def __call__(self) -> dict:
+        total = Counter()
+        for part in parts(self.live) if self.live.parent.is_dir() else ():
+            if part.suffix != ".bz2":
+                total += _count(part)  # (being compressed)
+            else:
+                if part.name not in self.parts:
+                    self.parts[part.name] = _count(part)
+                total += self.parts[part.name]
+        if self.live.is_file():
+            total += _count(self.live)
+        return {k: total[k] for k in ("tests", "nnfuzz_errors", "producer_restarts", "producer_spikes")}
 
 
 class Sampler:
@@ -85,6 +124,7 @@ class Sampler:
         self.rows = []
         self.t0 = time.monotonic()
         self.last_tests, self.last_t = 0, self.t0
+        self.log_counts = LogCounts(out)
 
     def sample(self) -> dict:
         now = time.monotonic()
@@ -97,7 +137,7 @@ class Sampler:
                 procs[pid] = (r, rss, pss, fds(pid))
         workers = {p for p, v in procs.items() if v[0] == "worker"}
         self.workers_seen |= workers
-        counts = log_counts(self.out)
+        counts = self.log_counts()
         rate = (counts["tests"] - self.last_tests) / max(1e-6, now - self.last_t)
         self.last_tests, self.last_t = counts["tests"], now
         row = {"min": (now - self.t0) / 60, "procs": procs, "fds": sum(v[3] for v in procs.values()),
@@ -141,7 +181,9 @@ def aims(rows: list, minutes: float) -> list:
     hours = max(1e-6, (last["min"] - ref["min"]) / 60)
     lines.append(f"disk: store {last['store_mb']:.1f} MB (log {last['log_mb']:.1f} MB); "
                  f"{(last['store_mb'] - ref['store_mb']) / hours:.1f} MB/hour since minute {ref['min']:.0f}")
-    lines.append(f"worker restarts {last['worker_restarts']}, producer restarts {last['producer_restarts']}")
+    lines.append(f"worker restarts {last['worker_restarts']}, producer restarts {last['producer_restarts']}, "
+                 f"models that took a producer over {PEAK_NOTE_MB} MB {last.get('producer_spikes', 0)} "
+                 f"(campaign.jsonl: producer_peak_mb)")
     return lines
 
 

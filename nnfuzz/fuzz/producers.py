@@ -298,6 +298,7 @@ class _Work:
 def _make_models(cc, plan, work: _Work, q, done, guided, folder) -> None:
     """The campaign's models of ``work`` until told to stop or past the deadline, each handed over
     through ``folder`` (fuzz/handoff.py)."""
+    from nnfuzz.fuzz import producer_peak
     from nnfuzz.fuzz.producer_watch import maybe_die
     from nnfuzz.fuzz.resume import seed_at
     from nnfuzz.materialize import search_record
@@ -307,7 +308,9 @@ def _make_models(cc, plan, work: _Work, q, done, guided, folder) -> None:
         search_record.forget()
         maybe_die(i)
         seed = seed_at(cc.policy.seed, cc.tested_seeds or (), i)
+        producer_peak.reset()
         p = produce_or_report(cc, plan, seed, work.left(), guided.before() if guided is not None else None)
+        producer_peak.note(p.rec)
         p.index = i
         if guided is not None:
             guided.after(p)
