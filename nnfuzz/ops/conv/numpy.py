@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from nnfuzz.ops.conv import spec as C
-from nnfuzz.ops.pool.numpy import window_view
+from nnfuzz.ops.pool.numpy import positions, window_view
 from nnfuzz.reference.registry import evaluates
 
 
@@ -32,14 +32,25 @@ def _conv(op, x, w):
     (n, _, *size), (o, c_g, *kernel) = x.shape, w.shape
     out = [(s + 2 * p - d * (k - 1) - 1) // st + 1
            for s, k, st, p, d in zip(size, kernel, op.stride, op.padding, op.dilation)]
-    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in op.padding])
-    xg = padded.reshape(n, g, c_g, *padded.shape[2:])  # [N, g, C/g, *S+2p]
+    xg = x.reshape(n, g, c_g, *size)  # [N, g, C/g, *S]
     wg = w.reshape(g, o // g, c_g, *kernel)  # [g, O/g, C/g, *K]
     y = np.zeros((n, g, o // g, *out))
     for j in _offsets(kernel):
-        patch = window_view(xg, j, op.dilation, op.stride, out)  # [N, g, C/g, *S']
+        patch = _tap(xg, j, op, out)  # [N, g, C/g, *S']
         y += np.einsum("ngc...,goc->ngo...", patch, wg[(Ellipsis,) + j])
     return y.reshape(n, o, *out)
+
+
+def _tap(xg, j, op, out):
+    """What kernel offset ``j`` meets at each output position, the padding read as 0, gathered per spatial
+    dim: no padded copy of the input (a large padding of a 3-D input made one of gigabytes)."""
+    for ax, (jj, n) in enumerate(zip(j, out)):
+        axis = 3 + ax
+        idx, ok = positions(xg.shape[axis], n, 1, op.stride[ax], op.padding[ax] - jj * op.dilation[ax], 1)
+        xg = np.take(xg, idx[:, 0], axis=axis)
+        if not ok.all():
+            xg = np.where(ok[:, 0].reshape((n,) + (1,) * (xg.ndim - axis - 1)), xg, 0.0)
+    return xg
 
 
 @evaluates(C.ConvTranspose1d, C.ConvTranspose2d, C.ConvTranspose3d)

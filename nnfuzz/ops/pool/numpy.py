@@ -8,8 +8,6 @@ Adaptive pools: output bin i of a dim covers ``[floor(i*S/out), ceil((i+1)*S/out
 
 Floats in float64 (rounded once by eval_op); integer max pools compare in their own dtype.
 """
-import itertools
-
 import numpy as np
 
 from nnfuzz.ops.pool import spec as P
@@ -28,18 +26,39 @@ def window_view(padded, offset, dilation, stride, out):
     return padded[(Ellipsis,) + idx]
 
 
-def windows(op, x, fill):
-    """x[N, C, *S] -> (values[N, C, *S', K], inside[*S', K]): the K = prod(kernel) elements of
-    every window, padding read as ``fill``, and whether each lies in the input (not the padding)."""
-    pads = [(p, p) for p in op.padding]
-    padded = np.pad(x, [(0, 0), (0, 0)] + pads, constant_values=fill)
-    inside = np.pad(np.ones(x.shape[2:], dtype=bool), pads)
-    out = [(size + 2 * p - d * (k - 1) - 1) // s + 1
-           for size, k, s, p, d in zip(x.shape[2:], op.kernel, op.stride, op.padding, op.dilation)]
-    offsets = list(itertools.product(*(range(k) for k in op.kernel)))
-    values = [window_view(padded, j, op.dilation, op.stride, out) for j in offsets]
-    masks = [window_view(inside, j, op.dilation, op.stride, out) for j in offsets]
-    return np.stack(values, axis=-1), np.stack(masks, axis=-1)
+def positions(size: int, out: int, k: int, stride: int, pad: int, dilation: int):
+    """(input index, whether it lies in the input) of kernel tap j at output position o of one spatial
+    dim, ``o*stride - pad + j*dilation``: two [out, k] arrays (indices clipped into the input)."""
+    idx = (np.arange(out) * stride - pad)[:, None] + (np.arange(k) * dilation)[None, :]
+    return np.clip(idx, 0, size - 1), (idx >= 0) & (idx < size)
+
+
+def out_sizes(op, spatial):
+    return [(size + 2 * p - d * (k - 1) - 1) // s + 1
+            for size, k, s, p, d in zip(spatial, op.kernel, op.stride, op.padding, op.dilation)]
+
+
+def pooled(op, x, fill, reduce):
+    """``reduce`` (max or sum) over every window of x[N, C, *S], one spatial dim at a time (both are
+    separable): each dim's windows are gathered as [out, k], positions in the padding read as ``fill``,
+    and reduced over k. Never a padded copy nor all windows at once: a 3-D pool with a large kernel and
+    padding took a producer to 6.6 GB that way (issue 30's soak)."""
+    for ax, (k, s, p, d, n) in enumerate(zip(op.kernel, op.stride, op.padding, op.dilation, out_sizes(op, x.shape[2:]))):
+        axis = 2 + ax
+        idx, ok = positions(x.shape[axis], n, k, s, p, d)
+        taps = np.take(x, idx, axis=axis)  # [..., out, k, ...]
+        if not ok.all():
+            taps = np.where(ok.reshape(ok.shape + (1,) * (taps.ndim - axis - 2)), taps, np.asarray(fill, x.dtype))
+        x = reduce(taps, axis=axis + 1)
+    return x
+
+
+def inside_count(op, spatial):
+    """The number of input (not padding) elements in each window: [*S']."""
+    count = np.ones((), dtype=np.int64)
+    for size, k, s, p, d, n in zip(spatial, op.kernel, op.stride, op.padding, op.dilation, out_sizes(op, spatial)):
+        count = count[..., None] * positions(size, n, k, s, p, d)[1].sum(axis=1)
+    return count
 
 
 def _lowest(v):
@@ -49,15 +68,13 @@ def _lowest(v):
 @evaluates(P.MaxPool1d, P.MaxPool2d, P.MaxPool3d)
 def _max_pool(op, x):
     v = num(x)
-    values, _ = windows(op, v, fill=_lowest(v))
-    return np.max(values, axis=-1)  # NaN propagates
+    return pooled(op, v, _lowest(v), np.max)  # NaN propagates
 
 
 @evaluates(P.AvgPool1d, P.AvgPool2d, P.AvgPool3d)
 def _avg_pool(op, x):
-    values, inside = windows(op, num(x), fill=0.0)
-    count = np.prod(op.kernel) if op.count_include_pad else np.sum(inside, axis=-1)
-    return np.sum(values, axis=-1) / count
+    total = pooled(op, num(x), 0.0, np.sum)
+    return total / (np.prod(op.kernel) if op.count_include_pad else inside_count(op, x.shape[2:]))
 
 
 def _spatial(x):
