@@ -172,3 +172,15 @@ def test_a_widened_tie_may_break_either_way():
     assert one(op, [x], picked, "int64").kind == "values"
     assert one(op, [x], picked, "int64", widened=("float16",)).kind is None
     assert one(op, [x], np.array([2, 0], np.int64), "int64", widened=("float16",)).kind == "values"
+
+
+def test_a_widened_comparison_may_go_either_way_in_every_element_at_once():
+    """ORT compares float16 x with its float32 Tanh(x), unrounded: x >= t is False wherever t rounds down to x.
+    Each element needs x down and t up, which drawn directions reached only now and then: an ort-cpu
+    campaign's folder was judged off by the one element they missed."""
+    op = R["GreaterEqual"]()
+    x = np.full(64, 0.5, np.float16)
+    t = x.copy()  # Tanh's output rounded to float16 (0.5 + 0.3 ulp in float32)
+    got = np.zeros(64, bool)
+    assert one(op, [x, t], got, "bool").kind == "values"
+    assert one(op, [x, t], got, "bool", widened=("float16",)).kind is None
