@@ -220,8 +220,6 @@ class ValueSearch:
         from nnfuzz.materialize import search_record
         from nnfuzz.materialize.values import to_torch
 
-        search_record.write(self.gir, self.cfg, weights, inputs, seed,
-                            {"proxy": proxy, "gradient": gradient, "unsafe": unsafe, "fixed": fixed})
         cfg, gir = self.cfg, self.gir
         proxy = cfg.proxy if proxy is None else proxy
         rng = np.random.default_rng([seed, 4242])
@@ -233,6 +231,9 @@ class ValueSearch:
             return SearchResult(ok=first.safe, finite=first.finite, weights=dict(weights), inputs=dict(inputs),
                                 passes=self.passes, time_ms=(time.perf_counter() - t0) * 1000.0,
                                 blocker=first.blocker, out_of_domain=first.out_of_domain)
+        # (a producer records a search that will step, before its first backward: search_record.py)
+        search_record.write(gir, cfg, weights, inputs, seed,
+                            {"proxy": proxy, "gradient": gradient, "unsafe": unsafe, "fixed": fixed})
         deadline += warm_up()  # one-off, not out of this graph's budget
         self._fixed = {n: to_torch(values[n], gir.vars[n].dtype) for n in fixed}
         leaves = [Leaf(n, gir.vars[n].dtype, values[n], gradient and (proxy or gir.vars[n].dtype.is_float))

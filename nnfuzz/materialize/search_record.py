@@ -1,8 +1,9 @@
 """The value search's last call, kept on disk in a producer process, so that a native crash inside it
 (a SIGSEGV in torch's backward: issue 30's producer deaths) can be replayed without the campaign.
 
-A producer sets ``path`` to a file of its slot. Every ``ValueSearch.run`` first writes its graph,
-config, starting values and seed there (a few kB: a pickle of the sub-graph being repaired), and the
+A producer sets ``path`` to a file of its slot. Every ``ValueSearch.run`` that goes past its first check
+(values already safe need no search) writes its graph, config, starting values and seed there (a few kB:
+a pickle of the sub-graph being repaired; 0.4 ms), and the
 producer removes the file when it starts its next model, so a file present when the producer dies
 belongs to the model it died making. The campaign moves it into the store
 (``<fuzz.out>/producer_deaths/``) and logs the command that replays it::

@@ -102,7 +102,7 @@ class KnownBugs:
         tvm-gpu's 18 folders were kept tvm-cpu frontend bugs, all signed "new"). Inconsistencies and crashes
         while running stay per device: their kernels are the device's own."""
         system = str(meta.system)
-        if meta.symptom != "crash" or meta.stage != "compile" or not signature.startswith(system + " | "):
+        if str(meta.symptom) != "crash" or str(meta.stage) != "compile" or not signature.startswith(system + " | "):
             return None
         engine, rest = system.rsplit("-", 1)[0], signature[len(system):]
         return next((f.path for f in self.folders if f.system != system and f.system.rsplit("-", 1)[0] == engine
