@@ -43,7 +43,8 @@ class Campaign:
         self.clock = clock or Clock(cfg.time_s, cfg.test_timeout)
         self.lock = threading.RLock()    # counters, log, dedup index and bug store: lanes are threads (fuzz/pool.py)
         self.ended = False               # campaign_end written: the log is closed
-        self.seeds_done = []             # seeds this campaign consumed (fuzz/resume.py)
+        self.seeds_done = []             # seeds this campaign consumed since the state was last written
+        self.done_ranges = ()            # ... and before, as merged ranges (fuzz/resume.py)
         self.claimed = 0                 # tests lanes have taken on and not finished (see ``claim``)
         self._state_at = time.monotonic()
         self.counters = Counters()
@@ -130,13 +131,15 @@ class Campaign:
 
     def record_seeds(self, every: float = 0.0) -> None:
         """Write the store's campaign_state.json (fuzz/resume.py), at most once per ``every`` seconds."""
-        from nnfuzz.fuzz.resume import write_state
+        from nnfuzz.fuzz.resume import merge, ranges_of, write_state
 
         if self.cfg.source is not None or time.monotonic() - self._state_at < every:
             return
         self._state_at = time.monotonic()
-        with self.lock:
-            done = list(self.seeds_done)
+        with self.lock:  # (merged as they come: re-sorting every seed of the campaign each time grew with its
+            # length, 1.3 million seeds in 8 hours of ort-cpu)
+            self.done_ranges = done = merge(self.done_ranges + ranges_of(self.seeds_done))
+            self.seeds_done = []
         write_state(self.cfg.out, self.cfg.policy.seed, self.cfg.tested_seeds or (), done, self.campaigns)
 
     @property

@@ -85,11 +85,11 @@ def with_tested_seeds(cc):
     return dataclasses.replace(cc, tested_seeds=state["tested_seeds"], policy=policy)
 
 
-def write_state(out: Path, start_seed: int, tested: Ranges, done: Iterable[int], campaigns: int) -> None:
-    """Record ``done`` (seeds this campaign tested) with the earlier ``tested`` ranges, atomically."""
+def write_state(out: Path, start_seed: int, tested: Ranges, done: Ranges, campaigns: int) -> None:
+    """Record ``done`` (the ranges of seeds this campaign tested) with the earlier ``tested`` ones, atomically."""
     from nnfuzz.triage.folder import atomic_write_text
 
     state = {"version": VERSION, "start_seed": int(start_seed), "campaigns": int(campaigns),
-             "tested_seeds": [list(r) for r in merge(tuple(tested) + ranges_of(done))]}
+             "tested_seeds": [list(r) for r in merge(tuple(tested) + tuple(done))]}
     Path(out).mkdir(parents=True, exist_ok=True)
     atomic_write_text(Path(out) / STATE_FILE, json.dumps(state) + "\n")

@@ -140,3 +140,20 @@ def test_a_saved_bug_names_its_localized_node_as_the_trigger(tmp_path):
     inst = gir.insts[1]
     assert (t["bug"], t["op"], t["dtypes"], t["signature"]) == \
         ("0007", inst.op.name, [gir.vars[v].dtype.value for v in inst.inputs], "inconsistency/x")
+
+
+def test_the_state_file_is_written_at_most_once_a_minute_and_at_the_end(tmp_path, monkeypatch):
+    """Written every LOG_EVERY tests, the whole state (4.9 MB at minute 27 of an ort-cpu soak) went to disk every
+    2 s; the log line stays per LOG_EVERY tests."""
+    from nnfuzz.fuzz import guidestate as gs
+
+    lines, saves, now = [], [], [1000.0]
+    monkeypatch.setattr(gs.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(gs, "save_state", lambda out, state: saves.append(now[0]))
+    g = gs.CampaignGuide(tmp_path, type("Log", (), {"write": lambda self, r: lines.append(r)})(), True)
+    for k in range(1, 31):  # 3000 tests over 90 s
+        now[0] += 3.0
+        g.tick(100 * k, 3.0 * k)
+    assert len(lines) == 30 and saves == [1060.0]
+    g.tick(3000, 90.0, force=True)
+    assert saves == [1060.0, 1090.0] and len(lines) == 31
