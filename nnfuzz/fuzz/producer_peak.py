@@ -19,14 +19,9 @@ def reset() -> None:
 
 
 def peak_mb() -> Optional[int]:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) >> 10
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    from nnfuzz.fuzz.sizing import proc_field_mb
+
+    return proc_field_mb("/proc/self/status", "VmHWM")
 
 
 def note(rec: dict) -> None:

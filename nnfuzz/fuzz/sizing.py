@@ -27,12 +27,17 @@ def cores() -> int:
 
 def memory_mb() -> Optional[int]:
     """The machine's total memory in MiB (None where /proc/meminfo is missing)."""
+    return proc_field_mb("/proc/meminfo", "MemTotal")
+
+
+def proc_field_mb(path: str, field: str) -> Optional[int]:
+    """The ``<field>:  N kB`` line of a /proc file, in MiB (None where the file or the line is missing)."""
     try:
-        with open("/proc/meminfo") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("MemTotal:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) >> 10
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
     return None
 
