@@ -21,7 +21,6 @@ machine (one campaign, nothing else running).
 from __future__ import annotations
 
 import argparse
-import bz2
 import json
 import os
 import signal
@@ -35,9 +34,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.proc_memory import _field_kb, tree  # noqa: E402
-from nnfuzz.fuzz import logcodec  # noqa: E402
 from nnfuzz.fuzz.producer_peak import PEAK_NOTE_MB  # noqa: E402
-from nnfuzz.fuzz.runlog import parts  # noqa: E402
+from nnfuzz.fuzz.runlog import parts, read_log  # noqa: E402
 
 ROLES = ("campaign", "producer", "worker", "other")
 AIM_GROWTH = 0.10   # memory of a process, and tests/s, between the reference sample and the last
@@ -69,21 +67,10 @@ def du_mb(path: Path, pattern: str = "**/*") -> float:
     return sum(p.stat().st_size for p in path.glob(pattern) if p.is_file()) / 2 ** 20 if path.exists() else 0.0
 
 
-def _records(f: Path):
-    """The records of one file of the log (read_log reads them all: parts, then the live file)."""
-    with (bz2.open if f.suffix == ".bz2" else open)(f, "rt", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                r = logcodec.decode(json.loads(line))
-            except ValueError:
-                continue  # (the line being written)
-            if isinstance(r, dict):
-                yield r
-
-
 def _count(path: Path) -> Counter:
+    """Counts of one file of the log (a rotated part, or the live file without the parts before it)."""
     c = Counter()
-    for r in _records(path):
+    for r in read_log(path, [], with_parts=False):  # (a line being written is noted, not counted)
         if "producer_died" in r:
             c["producer_restarts"] += 1
         elif r.get("verdict") == "nnfuzz-error":

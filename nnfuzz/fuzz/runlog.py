@@ -75,11 +75,12 @@ def exists(path) -> bool:
     return live.is_file() or bool(parts(live))
 
 
-def log_lines(path) -> Iterator[Tuple[str, int, str, bool]]:
+def log_lines(path, with_parts: bool = True) -> Iterator[Tuple[str, int, str, bool]]:
     """Every line of the log at ``path`` (folder or log file) in order: (file name, line number, text,
-    whether the line ended with a newline). A file that cannot be read raises OSError."""
+    whether the line ended with a newline); ``with_parts=False``: the live file's alone. A file that cannot
+    be read raises OSError."""
     live = log_path(path)
-    for f in parts(live) + ([live] if live.is_file() else []):
+    for f in (parts(live) if with_parts else []) + ([live] if live.is_file() else []):
         opener = bz2.open if f.suffix == ".bz2" else open
         with opener(f, "rt", encoding="utf-8", errors="replace") as fh:
             for n, line in enumerate(fh, 1):
@@ -87,12 +88,12 @@ def log_lines(path) -> Iterator[Tuple[str, int, str, bool]]:
                     yield f.name, n, line.rstrip("\n"), line.endswith("\n")
 
 
-def read_log(path, problems: Optional[list] = None) -> Iterator[dict]:
-    """Every record of the log at ``path`` (a campaign folder or its log file), parts then live file,
-    per-test records in their full spelling. A line that is not a JSON object raises LogError, or, with
+def read_log(path, problems: Optional[list] = None, with_parts: bool = True) -> Iterator[dict]:
+    """Every record of the log at ``path`` (a campaign folder or its log file), parts then live file
+    (``with_parts=False``: the live file alone), per-test records in their full spelling. A line that is not a JSON object raises LogError, or, with
     ``problems`` (a list), is added to it as ``(where, why)`` and skipped. A cut last line (the campaign
     was killed while writing it) is never an error: it is noted in ``problems``, or on stderr."""
-    for name, n, text, whole in log_lines(path):
+    for name, n, text, whole in log_lines(path, with_parts):
         where = f"{name} line {n}"
         try:
             rec = logcodec.decode(json.loads(text))

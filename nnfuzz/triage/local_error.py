@@ -184,8 +184,9 @@ def _band(fn, op, ins: List[np.ndarray], widened: set):
     # each input against the others (a comparison's ends: x up and y down, x down and y up), every element at
     # once: drawn directions reach them for an element only now and then (ort-cpu: float16 x >= Tanh(x), whose
     # Tanh ORT compares unrounded, was judged off by one element the draws missed)
-    for j in range(len(ins)) if len(ins) > 1 else ():
-        runs += [moved(lambda i, shape, j=j, d=d: d if i == j else -d) for d in (-1.0, 1.0)]
+    # (one run per distinct pattern: with two inputs, "x up, y down" is also "y down, x up")
+    against = {tuple(d if i == j else -d for i in range(len(ins))) for j in range(len(ins)) for d in (-1.0, 1.0)}
+    runs += [moved(lambda i, shape, t=t: t[i]) for t in sorted(against) if len(set(t)) > 1]
     runs += [moved(lambda i, shape: rng.choice([-1.0, 1.0], size=shape)) for _ in range(BAND_DRAWS)]
     with np.errstate(invalid="ignore"):
         lows = [np.minimum.reduce([r[k] for r in runs]) for k in range(len(runs[0]))]

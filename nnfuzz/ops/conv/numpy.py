@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from nnfuzz.ops.conv import spec as C
-from nnfuzz.ops.pool.numpy import positions, window_view
+from nnfuzz.ops.pool.numpy import out_sizes, positions, window_view
 from nnfuzz.reference.registry import evaluates
 
 
@@ -30,8 +30,7 @@ def _offsets(kernel):
 def _conv(op, x, w):
     x, w, g = f64(x), f64(w), op.groups
     (n, _, *size), (o, c_g, *kernel) = x.shape, w.shape
-    out = [(s + 2 * p - d * (k - 1) - 1) // st + 1
-           for s, k, st, p, d in zip(size, kernel, op.stride, op.padding, op.dilation)]
+    out = out_sizes(size, kernel, op.stride, op.padding, op.dilation)
     xg = x.reshape(n, g, c_g, *size)  # [N, g, C/g, *S]
     wg = w.reshape(g, o // g, c_g, *kernel)  # [g, O/g, C/g, *K]
     y = np.zeros((n, g, o // g, *out))

@@ -33,9 +33,13 @@ def positions(size: int, out: int, k: int, stride: int, pad: int, dilation: int)
     return np.clip(idx, 0, size - 1), (idx >= 0) & (idx < size)
 
 
-def out_sizes(op, spatial):
-    return [(size + 2 * p - d * (k - 1) - 1) // s + 1
-            for size, k, s, p, d in zip(spatial, op.kernel, op.stride, op.padding, op.dilation)]
+def out_sizes(spatial, kernel, stride, padding, dilation):
+    """A window's output size per spatial dim (no ceil mode): pools' and convolutions' one rule."""
+    return [(size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
+
+
+def _pool_out(op, spatial):
+    return out_sizes(spatial, op.kernel, op.stride, op.padding, op.dilation)
 
 
 def pooled(op, x, fill, reduce):
@@ -43,7 +47,7 @@ def pooled(op, x, fill, reduce):
     separable): each dim's windows are gathered as [out, k], positions in the padding read as ``fill``,
     and reduced over k. Never a padded copy nor all windows at once: a 3-D pool with a large kernel and
     padding took a producer to 6.6 GB that way (issue 30's soak)."""
-    for ax, (k, s, p, d, n) in enumerate(zip(op.kernel, op.stride, op.padding, op.dilation, out_sizes(op, x.shape[2:]))):
+    for ax, (k, s, p, d, n) in enumerate(zip(op.kernel, op.stride, op.padding, op.dilation, _pool_out(op, x.shape[2:]))):
         axis = 2 + ax
         idx, ok = positions(x.shape[axis], n, k, s, p, d)
         taps = np.take(x, idx, axis=axis)  # [..., out, k, ...]
@@ -56,7 +60,7 @@ def pooled(op, x, fill, reduce):
 def inside_count(op, spatial):
     """The number of input (not padding) elements in each window: [*S']."""
     count = np.ones((), dtype=np.int64)
-    for size, k, s, p, d, n in zip(spatial, op.kernel, op.stride, op.padding, op.dilation, out_sizes(op, spatial)):
+    for size, k, s, p, d, n in zip(spatial, op.kernel, op.stride, op.padding, op.dilation, _pool_out(op, spatial)):
         count = count[..., None] * positions(size, n, k, s, p, d)[1].sum(axis=1)
     return count
 
