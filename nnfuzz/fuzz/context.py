@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
 
 SLOW_PATIENCE = 3.0  # a timeout is confirmed with this many times fuzz.test_timeout
+JUDGING_RUNS = 2     # a bug in hand may be judged this many full timeouts past the time bound (``judging``)
 
 
 class Clock:
@@ -25,7 +26,8 @@ class Clock:
         self._patience = threading.local()  # a lane confirming a timeout waits longer (``patience``)
 
     def left(self) -> float:
-        return self.deadline - time.monotonic()
+        """Seconds to the time bound (to its grace, in a thread ``judging`` a bug)."""
+        return self.deadline + getattr(self._patience, "grace", 0.0) - time.monotonic()
 
     def run_timeout(self) -> float:
         """The timeout of one sandbox run: ``full_timeout``, cut to the campaign's time left."""
@@ -45,6 +47,19 @@ class Clock:
             yield
         finally:
             self._patience.scale = outer
+
+    @contextlib.contextmanager
+    def judging(self):
+        """This thread judges a bug in hand (is an inconsistency noise, which node is at fault, where a
+        crash starts): its runs may go JUDGING_RUNS full timeouts past the time bound, so that a bug found
+        in the last second is judged as one found in the first, never saved unjudged. A stop signal
+        still ends them at once (fuzz/stopping.py)."""
+        outer = getattr(self._patience, "grace", 0.0)
+        self._patience.grace = max(outer, JUDGING_RUNS * self.full_timeout())
+        try:
+            yield
+        finally:
+            self._patience.grace = outer
 
 
 @dataclasses.dataclass(frozen=True)

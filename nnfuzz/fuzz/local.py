@@ -25,14 +25,16 @@ def settle(ctx: "RunContext", sandbox, p: "Produced", judged, actual, expected):
         checked.append(True)
         return _judges(ctx, sandbox, p, actual)[1]()
     try:
-        judged, loc = settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual), checking)
+        with ctx.clock.judging():
+            judged, loc = settle_locally(judged, actual, expected, lambda: localize(ctx, sandbox, p, actual), checking)
         return judged, loc, bool(checked)
     finally:
         ctx.add_seconds("triage", time.perf_counter() - t0)
 
 
 def localize(ctx: "RunContext", sandbox, p: "Produced", original):
-    return _judges(ctx, sandbox, p, original)[0]()
+    with ctx.clock.judging():
+        return _judges(ctx, sandbox, p, original)[0]()
 
 
 def _judges(ctx: "RunContext", sandbox, p: "Produced", original):
@@ -57,7 +59,8 @@ def runner(ctx: "RunContext", sandbox, p: "Produced"):
 
 def results(ctx: "RunContext", sandbox, p: "Produced"):
     """``result(model, inputs)``: a model's RunResult on ``sandbox`` as ``p`` was sent (None when the
-    campaign's time is up): how a crash's own graph ends (triage/signal_crash.py)."""
+    campaign's time is up, its grace included in a thread judging a bug): how a crash's own graph ends
+    (triage/signal_crash.py)."""
     def result(model, inputs):
         if ctx.left() <= 0:
             return None

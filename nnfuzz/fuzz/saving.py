@@ -68,14 +68,15 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
     if t.verdict.symptom is Symptom.inconsistency and oracle.localizes(p):
         loc = t.localization.to_meta() if t.localization is not None else _localize(ctx, lane.sandbox, p, t)
         meta = meta.replace(float64_twin=t.twin, **loc)
-    elif t.verdict.symptom is Symptom.crash and not theirs and ctx.left() > 0:  # an op downstream of the fault?
+    elif t.verdict.symptom is Symptom.crash and not theirs:  # an op downstream of the fault?
         from nnfuzz.fuzz import local
         from nnfuzz.triage.crash_prefix import crash_root_of
 
         t0 = time.perf_counter()
-        root = crash_root_of(meta, err_log(t.verdict), p.gir_text, p.weights, p.reference.input,
-                             p.payload(meta.format), local.runner(ctx, lane.sandbox, p), local.widened(ctx),
-                             local.results(ctx, lane.sandbox, p))
+        with ctx.clock.judging():
+            root = crash_root_of(meta, err_log(t.verdict), p.gir_text, p.weights, p.reference.input,
+                                 p.payload(meta.format), local.runner(ctx, lane.sandbox, p), local.widened(ctx),
+                                 local.results(ctx, lane.sandbox, p))
         ctx.add_seconds("triage", time.perf_counter() - t0)
         meta = meta.replace(root_cause=root)
     return meta

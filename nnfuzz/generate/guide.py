@@ -21,6 +21,7 @@ down-weight acts on op x dtype, the level the generator chooses before solving a
 """
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Dict, Iterable, List, Optional
 
@@ -29,18 +30,35 @@ BUG_FACTOR = 0.1   # factor on a known bug's trigger row
 MIN_FACTOR = 0.01  # no choice's factor goes below this (several triggers on one row)
 PATIENCE = 10      # draws per dtype row after which an op's novelty decays a step
 KINDS = ("op_dtype", "op_shape", "edges")
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: op x shape-bin keys as (op, bin_hash), at most MAX_BINS per op; 1 (read): (op, ranks, attrs)
+# shape bins kept per op: the factor's shape term, 0.2 / (1 + bins), is under 0.001 past it, while an op's bins
+# grew without end (1,500 keys a minute at 1.3 KB each in an ort-cpu soak: 76 MiB per process at minute 40)
+MAX_BINS = 256
 
 
 def graph_coverage(gir) -> Dict[str, Counter]:
-    """What one GraphIR covers: per kind, a Counter of its coverage keys (as ``nnfuzz stats`` counts them)."""
+    """What one GraphIR covers: per kind, a Counter of its coverage keys (as ``nnfuzz stats`` counts them;
+    an op x shape-bin key as (op, ``bin_hash``))."""
     from nnfuzz.stats.corpus import from_gir
     from nnfuzz.stats.coverage import dtype_key, edge_keys, shape_bin
 
     g = from_gir(gir)
     return {"op_dtype": Counter(dtype_key(n) for n in g.nodes),
-            "op_shape": Counter(shape_bin(n) for n in g.nodes),
+            "op_shape": Counter(compact_bin(shape_bin(n)) for n in g.nodes),
             "edges": Counter(edge_keys(g))}
+
+
+def compact_bin(key: tuple) -> tuple:
+    """(op, ``bin_hash`` of the rest) for an ``nnfuzz stats`` shape-bin key (op, ranks, attribute bins)."""
+    return key[0], bin_hash(key[1:])
+
+
+def bin_hash(rest: tuple) -> int:
+    """A 63-bit hash of a shape bin's ranks and attribute bins, the same in every process (``hash`` of a
+    str is salted per process; producers and the campaign exchange these keys)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(repr(rest).encode(), digest_size=8).digest(), "little") >> 1
 
 
 class GuideState:
@@ -58,12 +76,16 @@ class GuideState:
         self.op_versions: Dict[str, int] = {}  # op -> changes of its covered sets (Guide recomputes only those)
 
     def add(self, covered: Dict[str, Counter], graphs: int = 1) -> Dict[str, list]:
-        """Count what a graph covered; returns the keys that were new (to pass on to other producers)."""
+        """Count what a graph covered; returns the keys that were new (to pass on to other producers). An
+        op's shape bins past MAX_BINS are not kept."""
         new = {k: [] for k in KINDS}
         for kind in KINDS:
             counts = self.counts[kind]
             for key, n in covered.get(kind, {}).items():
-                if not counts[key]:
+                if key not in counts:
+                    if kind == "op_shape" and len(self.covered(key[0])["bins"]) >= MAX_BINS:
+                        continue
+                    key = tuple(sys.intern(k) if isinstance(k, str) else k for k in key)  # (unpickled: a copy each)
                     new[kind].append(key)
                     self._index(kind, key)
                 counts[key] += n
@@ -74,7 +96,7 @@ class GuideState:
 
     def mark(self, new: Dict[str, Iterable]) -> None:
         """Mark keys covered elsewhere (another producer's graphs) without counting graphs."""
-        self.add({k: Counter({key: 1 for key in new.get(k, ()) if not self.counts[k][key]}) for k in KINDS}, 0)
+        self.add({k: Counter({key: 1 for key in new.get(k, ()) if key not in self.counts[k]}) for k in KINDS}, 0)
 
     def add_trigger(self, trigger: dict) -> bool:
         """Record a known bug's trigger; False if that bug's trigger was already known."""
@@ -91,7 +113,7 @@ class GuideState:
             self._op(key[1])["in"].add(key[0])
             self._op(key[0])["out"].add(key[1])
         else:
-            self._op(key[0])["rows" if kind == "op_dtype" else "bins"].add(key[1:] if kind == "op_shape" else key[1])
+            self._op(key[0])["rows" if kind == "op_dtype" else "bins"].add(key[1])
 
     def _op(self, op: str) -> Dict[str, set]:
         self.op_versions[op] = self.op_versions.get(op, 0) + 1
@@ -115,12 +137,13 @@ class GuideState:
 
     @classmethod
     def from_json(cls, data) -> "GuideState":
-        """Raises ValueError (the caller names the file) on anything but what ``to_json`` writes."""
-        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
-            raise ValueError(f"expected an object with \"version\": {STATE_VERSION}, got "
+        """Raises ValueError (the caller names the file) on anything but what ``to_json`` writes (or wrote in
+        version 1, whose op x shape-bin keys are compacted here)."""
+        if not isinstance(data, dict) or data.get("version") not in (1, STATE_VERSION):
+            raise ValueError(f"expected an object with \"version\": 1 or {STATE_VERSION}, got "
                              f"{(data.get('version') if isinstance(data, dict) else type(data).__name__)!r}")
-        s = cls()
-        width = {"op_dtype": 2, "op_shape": 3, "edges": 2}
+        s, version = cls(), data["version"]
+        width = {"op_dtype": 2, "op_shape": 3 if version == 1 else 2, "edges": 2}
         for kind in KINDS:
             rows = data.get(kind)
             if not isinstance(rows, list):
@@ -128,9 +151,11 @@ class GuideState:
             got = Counter()
             for row in rows:
                 if not isinstance(row, list) or len(row) != width[kind] + 1 or not isinstance(row[-1], int) \
-                        or not isinstance(row[0], str) or row[-1] < 1:
+                        or not isinstance(row[0], str) or row[-1] < 1 \
+                        or (kind == "op_shape" and version > 1 and not isinstance(row[1], int)):
                     raise ValueError(f"{kind!r} row {row!r} is malformed (want {width[kind]} key parts and a count >= 1)")
-                got[_tupled(row[:-1])] = row[-1]
+                key = _tupled(row[:-1])
+                got[compact_bin(key) if kind == "op_shape" and version == 1 else key] += row[-1]
             s.add({kind: got}, 0)
         if not isinstance(data.get("graphs"), int) or not isinstance(data.get("triggers"), list):
             raise ValueError("\"graphs\" must be an integer and \"triggers\" a list")

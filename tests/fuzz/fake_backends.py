@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 
 import numpy as np
 
@@ -324,6 +325,19 @@ def records(out) -> list:
 def folders(out) -> list:
     """``out``'s bug folders, in order."""
     return sorted(p for p in out.iterdir() if p.is_dir() and p.name.isdigit()) if out.is_dir() else []
+
+
+class FakeLateBackend(FakeBackend):
+    """FakeBackend whose every compile takes ``late_s`` seconds of real time: a campaign's time bound passes
+    while a test is under way (the in-process executor's simulated time cannot move the campaign's clock)."""
+
+    def __init__(self, late_s: float = 1.0, **options):
+        super().__init__(**options)
+        self.late_s = float(late_s)
+
+    def compile(self, model_bytes: bytes):
+        time.sleep(self.late_s)
+        return super().compile(model_bytes)
 
 
 class FakeDynamicBackend(FakeBackend):

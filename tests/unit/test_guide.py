@@ -10,7 +10,7 @@ import pytest
 
 from nnfuzz.errors import ConfigError
 from nnfuzz.fuzz.guidestate import FILE, GuideStateError, load_state, save_state, triggers_of
-from nnfuzz.generate.guide import FLOOR, MIN_FACTOR, Guide, GuideState, graph_coverage
+from nnfuzz.generate.guide import FLOOR, MAX_BINS, MIN_FACTOR, Guide, GuideState, compact_bin, graph_coverage
 from nnfuzz.generate.opset import select_ops
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.generate.symbolic import GraphGenerator
@@ -112,8 +112,29 @@ def test_state_round_trips_through_its_file(tmp_path):
     save_state(tmp_path, state)
     back = load_state(tmp_path)
     assert back.counts == state.counts and back.triggers == state.triggers and back.graphs == state.graphs == 6
-    assert any(isinstance(k[2], tuple) and k[2] for k in back.counts["op_shape"])  # attribute bins came back as tuples
+    assert all(isinstance(op, str) and isinstance(h, int) for op, h in back.counts["op_shape"])
     assert load_state(tmp_path / "fresh").sizes() == {"op_dtype": 0, "op_shape": 0, "edges": 0, "graphs": 0}
+
+
+def test_a_version_1_state_is_read_with_its_shape_bins_compacted(tmp_path):
+    key = ("Conv2d", (4, 4), (("stride", ("+0", "+1")), ("padding", "same")))
+    (tmp_path / FILE).write_text(json.dumps({"version": 1, "graphs": 3, "op_dtype": [["Relu", ["float32"], 2]],
+                                             "op_shape": [["Conv2d", [4, 4], [["stride", ["+0", "+1"]], ["padding", "same"]], 5]],
+                                             "edges": [["Relu", "Conv2d", 1]], "triggers": []}))
+    state = load_state(tmp_path)
+    assert dict(state.counts["op_shape"]) == {compact_bin(key): 5} and state.graphs == 3
+    # the key a graph gives now is the one read back: a graph with that Conv2d bin adds nothing new
+    assert state.add({"op_shape": Counter({compact_bin(key): 1})})["op_shape"] == []
+    save_state(tmp_path, state)
+    assert json.loads((tmp_path / FILE).read_text())["version"] == 2 and load_state(tmp_path).counts == state.counts
+
+
+def test_an_ops_shape_bins_stop_at_their_bound():
+    state = GuideState()
+    new = state.add({"op_shape": Counter({("Add", h): 1 for h in range(MAX_BINS + 40)} | {("Mul", 1): 1})})
+    assert len(new["op_shape"]) == MAX_BINS + 1 and len(state.covered("Add")["bins"]) == MAX_BINS
+    assert state.sizes()["op_shape"] == MAX_BINS + 1 and state.covered("Mul")["bins"] == {1}
+    assert state.add({"op_shape": Counter({("Add", 0): 2})})["op_shape"] == [] and state.counts["op_shape"][("Add", 0)] == 3
 
 
 @pytest.mark.parametrize("text", ["{not json", json.dumps({"version": 1, "graphs": 2, "op_dtype": [["Relu"]],
