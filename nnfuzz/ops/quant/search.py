@@ -33,8 +33,14 @@ def _quantize(op, xs, outs, eps, side, rng=None):
 
 @tie_rule(Q.DynamicQuantizeLinear, with_op=True)
 def _dynamic(op, xs, outs, eps, side, rng=None):
+    """Its zero point ``round(-min / scale)`` is a tie of its own: a tanh that reaches -1 in float32 gives
+    the real zero point 127.5 (ORT's Tanh is 1 ulp below -1: 128, torch's float32 127), and every y moves
+    with it (ort-cpu's dynamic-auto 0019 was saved as 2 values off, where the two ties cancelled)."""
     y, scale, zp = outs
-    v = xs[0] / scale
+    x = xs[0]
+    lo = torch.clamp(x.min(), max=0.0)
+    zp = torch.clamp(torch.round(_nudged(-lo / scale, eps, side, rng)), 0, 255).to(zp.dtype)
+    v = x / scale
     return [torch.clamp(torch.round(_nudged(v, eps, side, rng)) + zp.to(v.dtype), 0, 255).to(y.dtype), scale, zp]
 
 
