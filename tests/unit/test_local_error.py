@@ -184,3 +184,20 @@ def test_a_widened_comparison_may_go_either_way_in_every_element_at_once():
     got = np.zeros(64, bool)
     assert one(op, [x, t], got, "bool").kind == "values"
     assert one(op, [x, t], got, "bool", widened=("float16",)).kind is None
+
+
+def test_a_widened_topk_may_order_its_ties_any_way():
+    """ORT's float16 TopK on a float32 chain orders values equal once rounded by their float32 digits: an
+    ort-cpu campaign's row of seven 1.0s came back [4, 0, 5], where the drawn moves reach [0, 4, 5]'s
+    reorderings only one in 128 times. Any index that picks the value the exact one picks is right."""
+    op = R["TopK"](-1, 3, largest=True)
+    x = np.array([[1, -1, -1, -1, 1, 1, 1, 1, 1, -1, 1]], np.float16)
+    values, exact = np.array([[1, 1, 1]], np.float16), np.array([[0, 4, 5]], np.int64)
+    declared = {"v": DType.float16, "i": DType.int64}
+
+    def indices(got, widened=("float16",)):
+        return node_errors(op, 0, [x], {"v": values, "i": np.array([got], np.int64)}, declared, widened)[1]
+    assert indices([4, 0, 5]).kind is None and indices([10, 8, 7]).kind is None
+    assert indices([4, 0, 5], widened=()).kind == "values"  # rounded or not, the spec's order: lower index first
+    assert indices([4, 0, 1]).kind == "values" and indices([4, 0, 11]).kind == "values"  # a -1, an index past the end
+    assert node_errors(op, 0, [x], {"v": values, "i": exact}, declared, ())[1].kind is None

@@ -53,6 +53,7 @@ class TopK(AbsOpBase):
     attr_choices = {"largest": (True, False)}
     attr_kinds = {"axis": "index", "k": "size"}
     kinks = {0: Kink(ranked="axis", top="k", largest="largest")}  # the values' gradient goes to the indices
+    indexes = {1: 0}  # output 1 holds indices into input 0 along ``axis`` (triage/local_error.py: ties)
 
     def __init__(self, axis, k, *, largest):
         self.axis, self.k, self.largest = axis, k, largest
