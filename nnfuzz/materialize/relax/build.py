@@ -65,9 +65,11 @@ def _tensor_type(t, dims=None):
     return relax.TensorType(shape=tuple(int(d) for d in t.shape) if dims is None else dims, dtype=t.dtype.value)
 
 
-def build_relax(gir: GraphIR, seed: int):
+def build_relax(gir: GraphIR, seed: int, printable: bool = False):
     """(IRModule, Layout): ``gir`` as a Relax module with weights as ``main``'s trailing parameters; a
-    dynamic graph's with symbolic input dims (materialize/relax/symbolic.py)."""
+    dynamic graph's with symbolic input dims (materialize/relax/symbolic.py). ``printable``: every
+    constant prints as TVMScript (long index vectors as shapes: RelaxGraph.index), for model.py and the
+    standalone script; the same values, slower to compile."""
     from tvm import relax
 
     fns = _lowerings(gir)
@@ -85,13 +87,13 @@ def build_relax(gir: GraphIR, seed: int):
         params = {x: relax.Var(x, _tensor_type(gir.vars[x], sym and sym.param_dims(x, local))) for x in free}
         with bb.function(f"sub{k}", list(params.values()), private=True):
             env = dict(params)
-            out = _body(bb, gir, fns, range(a, b), env, results, layout.dataflow[k])
+            out = _body(bb, gir, fns, range(a, b), env, results, layout.dataflow[k], printable)
             gv = bb.emit_func_output(out)  # an earlier sub-function's, when this one is structurally equal
         calls.append(((a, b), gv, free, results))
     params = _main_params(gir, sym)
     with bb.function("main", list(params.values())):
         env = dict(params)
-        out = _main_body(bb, gir, fns, env, calls, layout.dataflow[-1])
+        out = _main_body(bb, gir, fns, env, calls, layout.dataflow[-1], printable)
         bb.emit_func_output(out)
     return bb.get(), layout
 
@@ -141,11 +143,11 @@ def _lowerings(gir: GraphIR):
     return graph_relax_lowerings(gir)
 
 
-def _lower(bb, gir, fn, inst, env):
+def _lower(bb, gir, fn, inst, env, printable: bool):
     from nnfuzz.materialize.relax.lowering import RelaxGraph
 
     try:
-        out = fn(inst.op, RelaxGraph(bb), *[env[x] for x in inst.inputs])
+        out = fn(inst.op, RelaxGraph(bb, printable), *[env[x] for x in inst.inputs])
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         if len(outs) != len(inst.outputs):
             raise ValueError(f"{len(outs)} results for {len(inst.outputs)} outputs")
@@ -182,18 +184,18 @@ def _finish(bb, env, names: List[str], dataflow: bool):
     return bb.emit_output(out) if dataflow else bb.emit(out) if len(vals) > 1 else out
 
 
-def _body(bb, gir, fns, indices, env, results, dataflow: bool):
+def _body(bb, gir, fns, indices, env, results, dataflow: bool, printable: bool):
     """Lower instructions ``indices`` into the open function; returns what it returns (``results``)."""
     import contextlib
 
     with (bb.dataflow() if dataflow else contextlib.nullcontext()):
         for k in indices:
-            _lower(bb, gir, fns[k], gir.insts[k], env)
+            _lower(bb, gir, fns[k], gir.insts[k], env, printable)
         out = _finish(bb, env, results, dataflow)
     return out
 
 
-def _main_body(bb, gir, fns, env, calls, dataflow: bool):
+def _main_body(bb, gir, fns, env, calls, dataflow: bool, printable: bool):
     """``main``: the instructions outside the runs, and a call of each run's function in its place."""
     import contextlib
 
@@ -210,7 +212,7 @@ def _main_body(bb, gir, fns, env, calls, dataflow: bool):
                     env[name] = call if len(results) == 1 else bb.emit(relax.TupleGetItem(call, j), name_hint=name)
                 k = b
                 continue
-            _lower(bb, gir, fns[k], gir.insts[k], env)
+            _lower(bb, gir, fns[k], gir.insts[k], env, printable)
             k += 1
         out = _finish(bb, env, gir.outputs, dataflow)
     return out
@@ -230,10 +232,13 @@ def bind_weights(mod, weights: Dict[str, np.ndarray]):
 def module_script(payload: bytes) -> str:
     """The TVMScript of a relax payload's module, headed by what it is (a bug folder's model.py)."""
     from nnfuzz.materialize.portable import relax_seed, unpack
+    from nnfuzz.materialize.relax.lowering import INDEX_CHUNK
 
     gir, weights = unpack(payload)
-    mod, layout = build_relax(gir, relax_seed(payload) or 0)
+    mod, layout = build_relax(gir, relax_seed(payload) or 0, printable=True)
     head = (f"# nnfuzz Relax-native model: layout {layout.record()}\n"
             f"# main's parameters: the inputs {list(gir.inputs)}, then the weights {list(gir.weights)} "
-            f"(their values are in model.relax; bound with relax.transform.BindParams before compiling)\n")
+            f"(their values are in model.relax; bound with relax.transform.BindParams before compiling);\n"
+            f"# index vectors longer than {INDEX_CHUNK} are written as shapes, which TVMScript prints: nnfuzz compiles "
+            "them as constants, the same values, faster\n")
     return head + mod.script() + "\n"

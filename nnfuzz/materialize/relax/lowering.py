@@ -55,10 +55,11 @@ def relax_lowerable(op_names) -> bool:
 class RelaxGraph:
     """What a lowering may ask about its inputs and the constants it may make."""
 
-    def __init__(self, bb):
+    def __init__(self, bb, printable: bool = False):
         from tvm import relax
 
         self.bb, self.op, self.relax = bb, relax.op, relax
+        self.printable = printable  # long index vectors as shapes, for TVMScript (``index``)
 
     def shape(self, x) -> tuple:
         return tuple(int(d) for d in x.ty.shape.values)
@@ -81,13 +82,19 @@ class RelaxGraph:
         return self.relax.const(value, dt)
 
     def index(self, values: Sequence[int]):
-        """An int64 vector of ``values``, spelled as shapes turned into tensors (printable inline), in
-        chunks of at most ``INDEX_CHUNK`` concatenated: TVM 0.27's compiler segfaults on one shape of
-        about 1500 values or more (a campaign's bug 0024, 2026-11-23), and its compile time grows with the
-        square of a shape's length: 3125 values cost 15.5 s of CPU in chunks of 512, 1.6 s in chunks of 64
-        (2.2 s in 128, 2.0 s in 32), so a GatherElements and a ScatterElements on 3125 elements timed out
-        at 10 s in tvm-cpu campaign 27 (docs/dynamic-findings-tvm.md)."""
+        """An int64 vector of ``values``: a constant, or (short, or ``printable``) shapes turned into tensors,
+        in chunks of at most ``INDEX_CHUNK`` concatenated. TVMScript prints a constant vector only as
+        metadata (and TVM 0.27's ``script(show_meta=True)`` segfaults), so model.py and the standalone
+        script read shapes; but the compile those cost grows fast with their length (3125 values, a
+        GatherElements on [5, 5, 5, 5, 5]: 6.8 s of CPU in chunks of 64, 11.7 s in 256, 22.4 s in 16,
+        0.25 s as a constant; tvm-cpu campaign 27's 0041 timed out at 10 s on two), so what nnfuzz compiles
+        holds a long one as a constant. One shape of about 1500 values or more segfaults TVM 0.27's
+        compiler (a campaign's bug 0024, 2026-11-23)."""
+        import numpy as np
+
         vals = [int(v) for v in values]
+        if len(vals) > INDEX_CHUNK and not self.printable:
+            return self.relax.const(np.asarray(vals, dtype=np.int64), "int64")
         parts = [self.op.shape_to_tensor(self.relax.ShapeExpr(vals[k:k + INDEX_CHUNK]))
                  for k in range(0, len(vals), INDEX_CHUNK)] or [self.op.shape_to_tensor(self.relax.ShapeExpr([]))]
         return parts[0] if len(parts) == 1 else self.op.concat(parts, 0)
