@@ -125,7 +125,8 @@ def test_the_same_seed_builds_the_same_module_and_its_script_reads_back():
     a, _ = build_relax(model.gir, seed)
     b, _ = build_relax(model.gir, seed)
     tvm.ir.assert_structural_equal(a, b)
-    tvm.ir.assert_structural_equal(tvm.script.from_source(a.script()), a)
+    printed, _ = build_relax(model.gir, seed, printable=True)  # (model.py's: long index vectors as shapes)
+    tvm.ir.assert_structural_equal(tvm.script.from_source(printed.script()), printed)
 
 
 @pytest.mark.slow
