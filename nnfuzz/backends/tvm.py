@@ -61,6 +61,7 @@ class _TvmBackend(Backend):
     quantized = 0.1  # QDQ graphs: the Relax frontend's QuantizeLinear/DequantizeLinear (docs/quantization.md)
     known = tvm_knowledge.KNOWN
     error_ops = tvm_knowledge.ERROR_OPS
+    error_nodes = tvm_knowledge.ERROR_NODES
     error_checks = tvm_knowledge.ERROR_CHECKS
     issue_template = staticmethod(tvm_knowledge.issue)
     repro_scripts = {"relax": "nnfuzz.triage.script:relax_script"}  # a Relax-native model's TVMScript

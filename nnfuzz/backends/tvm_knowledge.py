@@ -39,7 +39,13 @@ ERROR_OPS = (r"Error converting operator (\w+)",                         # its O
              # traceback), e.g. "sign" for R.sign and "negative" for the R.negative of the frontend's Shrink,
              # whose one check "cannot make uint from negative value" is otherwise the same
              r"relax/transform/legalize_ops/\w+\.py\", line \d+, in [\s\S]*?"
-             r"tvm/topi/(?:\w+/)*\w+\.py\", line \d+, in (\w+)")
+             r"tvm/topi/(?:\w+/)*\w+\.py\", line \d+, in (\w+)",
+             # a Relax op's type inference, in a pass after import ("Concat expects all input tensors to have
+             # the same dtype": a BatchNormalization's float32 for its bfloat16, tvm-cpu campaign 27's 0022)
+             r"^\w*Error: ([A-Z]\w+) expects ")
+# a Relax-native model's function called with a value of another type than its parameter's (a value the
+# graph names: ``param=v2``), checked by the VM at run time
+ERROR_NODES = (r"ErrorContext\(fn=\w+, loc=param\[\d+\], param=(\w+),",)
 ERROR_CHECKS = (r"Check failed: (?P<where>.*?)(?: is false)?:(?=\s)",   # ``Check failed: (cond) is false:``
                 # CUDA code TVM generated that NVRTC refuses: the compiler's first error, not the wrapper's
                 # "NVRTC compilation failed:" (an H100 tvm-gpu campaign: float16 Round as CUDA's undefined

@@ -97,7 +97,8 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
 def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs, model_bytes: Optional[bytes],
                   run: Callable, widened=(), result: Optional[Callable] = None) -> Optional[dict]:
     """``crash_root_cause`` for a saved or about-to-be-saved crash (its BugMeta and error text); None for a
-    folder without a graph, a model other than ONNX, or an error that names no op. A crash known only by
+    folder without a graph, a model other than ONNX or Relax, or an error that names no op (a Relax model's:
+    no value of the graph, ``Backend.error_nodes``). A crash known only by
     its signal is localized by triage/signal_crash.py instead, with ``result(model, inputs)`` (the
     RunResult, None when time is up; without it, not localized)."""
     import onnx
@@ -107,7 +108,15 @@ def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs,
 
     if signal_only(meta, err_text):
         return signal_root_of(meta, err_text, gir_text, weights, inputs, model_bytes, result) if result else None
-    if gir_text is None or weights is None or not model_bytes or meta.format != "onnx" or meta.symptom != "crash":
+    if gir_text is None or weights is None or not model_bytes or meta.symptom != "crash":
+        return None
+    if meta.format == "relax":  # its values are the graph's: a value named is fed to its first consumer
+        gir = GraphIR.loads(gir_text)
+        var = failing_node(err_text or str(meta.summary), meta.system)
+        at = next((k for k, inst in enumerate(gir.insts) if var in inst.inputs), None) if var in gir.vars else None
+        return None if at is None else crash_root_cause(gir, weights, inputs, None, gir.insts[at].op.name, run,
+                                                        meta.export_spec(), widened, at)
+    if meta.format != "onnx":
         return None
     op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)
     model, gir = onnx.load_model_from_string(model_bytes), GraphIR.loads(gir_text)

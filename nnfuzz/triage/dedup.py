@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 15  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -54,7 +54,9 @@ SIGNATURE_VERSION = 14  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # 14: a kernel that fails in inductor's compile workers is signed by the worker's own exception, CUDA code
 # that NVRTC refuses (tvm-gpu) by NVRTC's first error; a shape in a message is one token whatever its rank;
 # of several failed conversions, the op first in the model signs; a stand-in node goes by its ONNX op; the QDQ
-# writer's variable names (v9_dq) are variables
+# writer's variable names (v9_dq) are variables; 15: TVM's Relax type-inference errors name their op ("Concat
+# expects ..."), and a Relax-native model's parameter check names its value (param=v2): both charged to the node
+# that gives it (crash_prefix.py)
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
