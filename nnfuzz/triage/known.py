@@ -136,7 +136,7 @@ QDQ_WRITTEN = ("QuantizeLinear", "DequantizeLinear")
 
 def generic(signature: str) -> bool:
     """Whether a signature names no root cause: an inconsistency localized to no node (``unlocalized``,
-    its summary alone), or a crash known only by its signal that names no op (neither the op it localizes
+    its summary alone; a dynamic form's, its divergence alone), or a crash known only by its signal that names no op (neither the op it localizes
     to, ``at X``, nor an op lowering on its stack, ``op family.function``: the system's entry frames alone,
     OpenVINO's ``compile_model``, are every compile crash's; triage/signal_crash.py). Item 7's
     campaigns of issue 26 found two new OpenVINO faults counted as kept bugs/kept/0034 through its
@@ -144,6 +144,8 @@ def generic(signature: str) -> bool:
     parts = [p.strip() for p in signature.split("|")]
     if len(parts) > 2 and parts[1] == "inconsistency" and parts[2] == "unlocalized":
         return True
+    if len(parts) == 4 and parts[1] == "inconsistency" and parts[2] in ("dynamic", "again"):
+        return True  # a dynamic form's inconsistency localized to no node: "dynamic | values" (bugs/kept/0104)
     rest = [p for p in parts[3:] if p and p != "?"]
     return len(parts) > 2 and parts[1] == "crash" and any(p.startswith("killed by") for p in rest) \
         and not any(p.startswith(("at ", "op ")) for p in rest) \
