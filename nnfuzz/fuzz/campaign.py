@@ -18,7 +18,7 @@ from nnfuzz.fuzz.stopping import Stopped, StopRequest
 from nnfuzz.generate.policy import GenPolicy
 from nnfuzz.materialize.onnx.spec import ExportSpec
 from nnfuzz.output import plural, say
-from nnfuzz.triage.known import known_bugs_of
+from nnfuzz.triage.known import known_bugs_of, variant_of
 
 if TYPE_CHECKING:
     from nnfuzz.oracles.base import Oracle
@@ -180,7 +180,8 @@ def _plan(cc: CampaignConfig, oracles, first, sides, ops, clock: Clock, probe: b
         from nnfuzz.generate.steer import steer
 
         known = known_bugs_of(cc)
-        triggers = known.triggers(cc.backend) + (known.triggers(cc.cmp_with) if cc.cmp_with else [])
+        triggers = known.triggers(cc.backend, variant_of(cc.backend, cc.backend_options)) + \
+            (known.triggers(cc.cmp_with, variant_of(cc.cmp_with, {})) if cc.cmp_with else [])
         ops, rows, export, notes = steer(triggers, ops, rows, export, cc.policy)
         if notes:
             say(f"known bugs: generation steers away from {plural(len(notes), 'trigger')}: {', '.join(notes[:6])}"

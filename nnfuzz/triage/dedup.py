@@ -56,7 +56,7 @@ SIGNATURE_VERSION = 15  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # of several failed conversions, the op first in the model signs; a stand-in node goes by its ONNX op; the QDQ
 # writer's variable names (v9_dq) are variables; 15: TVM's Relax type-inference errors name their op ("Concat
 # expects ..."), and a Relax-native model's parameter check names its value (param=v2): both charged to the node
-# that gives it (crash_prefix.py)
+# that gives it (crash_prefix.py); a full-integer (int8) test's inconsistency names its one op
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")

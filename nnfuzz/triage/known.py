@@ -67,6 +67,7 @@ class Folder:
     system: str
     signature: str
     triggers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()   # (op, input dtypes) of the node(s) it is in
+    variant: str = ""  # the options it ran under that change the system's kernels (Backend.probe_variant)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,13 +109,15 @@ class KnownBugs:
         return next((f.path for f in self.folders if f.system != system and f.system.rsplit("-", 1)[0] == engine
                      and f.signature == f.system + rest and not generic(f.signature)), None)
 
-    def triggers(self, system: str) -> List[dict]:
+    def triggers(self, system: str, variant: str = "") -> List[dict]:
         """The triggers of ``system``'s known bugs: {"bug", "op", "dtypes" (input row or None), "dtype"
-        (any input or output of that dtype, or None), "spelling" ([(key, choice)])}."""
+        (any input or output of that dtype, or None), "spelling" ([(key, choice)])}. A folder steers only a
+        campaign whose options run the same kernels (``variant``, Backend.probe_variant: tflite-cpu's int8
+        DIV fault, bugs/kept/0107, is no reason to draw fewer float32 Divs)."""
         out = []
         linked = [e.link.rstrip("/") for e in self.entries if e.link]
         for f in self.folders:  # a folder an entry links to steers as that entry says
-            if f.system == system and not any(link and f.path.endswith(link) for link in linked):
+            if f.system == system and f.variant == variant and not any(link and f.path.endswith(link) for link in linked):
                 out += [{"bug": f.path, "op": op, "dtypes": list(dts), "dtype": None, "spelling": []}
                         for op, dts in f.triggers if op not in QDQ_WRITTEN]
         for e in self.entries:  # an entry with a spelling and no op: that spelling of every op ("*")
@@ -231,7 +234,20 @@ def _known_folder(folder: Path) -> Folder:
 
     meta = read_meta(folder / "meta.json")
     err = read_err_log(folder)
-    return Folder(_short(folder), str(meta.system), signature(meta, err), tuple(_folder_triggers(folder, meta, err)))
+    return Folder(_short(folder), str(meta.system), signature(meta, err), tuple(_folder_triggers(folder, meta, err)),
+                  variant_of(str(meta.system), meta.backend_options))
+
+
+def variant_of(system: str, options) -> str:
+    """``system``'s Backend.probe_variant of ``options`` ("" for a system nnfuzz does not know by name: a
+    user's backend path, whose folders steer its campaigns whatever their options)."""
+    from nnfuzz.backends import backend_class
+
+    try:
+        cls = backend_class(system)
+    except ConfigError:
+        return ""
+    return cls.probe_variant(options or {})
 
 
 def _short(folder: Path) -> str:
