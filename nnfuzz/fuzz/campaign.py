@@ -86,10 +86,8 @@ def settle(cc: CampaignConfig) -> Tuple[CampaignConfig, Tuple["Oracle", ...]]:
 def run_campaign(cc: CampaignConfig, oracles: Optional[Tuple["Oracle", ...]] = None) -> Counters:
     """Run a campaign; ``cc`` is settled first unless ``oracles`` says it was (``settle``). The store is
     locked for it (fuzz/store_lock.py): a second campaign on ``fuzz.out`` is refused."""
-    from nnfuzz.fuzz.sizing import bound_onednn_cache
     from nnfuzz.fuzz.store_lock import store_lock
 
-    bound_onednn_cache()  # (inherited by the producers)
     stop = StopRequest()
     with store_lock(cc.out), stop.on_signals():
         if oracles is None:

@@ -232,10 +232,8 @@ def _producer_class():
                 import faulthandler
 
                 from nnfuzz.fuzz.producers import one_thread, warm_up
-                from nnfuzz.fuzz.sizing import bound_onednn_cache
 
                 faulthandler.enable(all_threads=True)  # a native crash leaves its Python stack in the actor's log
-                bound_onednn_cache()
                 one_thread()
                 warm_up(cc)
                 self.plan = None

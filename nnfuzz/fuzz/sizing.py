@@ -18,26 +18,6 @@ from nnfuzz.errors import ConfigError
 THREAD_ENV = ("TVM_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-# nnfuzz's own torch computations (the producers' value searches and reference runs, the campaign's float64
-# twins and localization) convolve ever new shapes, and oneDNN keeps a compiled primitive per shape, up to 1024
-# by default: an ort-cpu producer's convolutions held 136 MiB more after 2400 models than after 800 (memray),
-# and its RSS grew 39 MiB per 5000 models (19 MiB with 32). Set for nnfuzz's processes only, not the systems'.
-ONEDNN_CACHE_ENV, ONEDNN_CACHE = "ONEDNN_PRIMITIVE_CACHE_CAPACITY", "32"
-_OWN_ENV: dict = {}  # what nnfuzz set in its own environment for itself alone (``systems_env`` drops it)
-
-
-def bound_onednn_cache() -> None:
-    """Cap oneDNN's primitive cache in this process and those it starts (ONEDNN_CACHE), unless the user set
-    it; before the first convolution, which reads it."""
-    if ONEDNN_CACHE_ENV not in os.environ:
-        os.environ[ONEDNN_CACHE_ENV] = _OWN_ENV[ONEDNN_CACHE_ENV] = ONEDNN_CACHE
-
-
-def systems_env(env) -> dict:
-    """``env`` without what nnfuzz set for itself alone (a sandbox worker runs the system as it is set up)."""
-    return {k: v for k, v in env.items() if _OWN_ENV.get(k) != v}
-
-
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
