@@ -16,7 +16,7 @@ that interval to (a Ceil or a cast at a rounding boundary may go either way).
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -64,11 +64,12 @@ def _finite_or_str(x: float):
 
 def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Optional[np.ndarray]],
                 declared: Mapping[str, DType], widened: Iterable[str] = (),
-                allowance: Optional[Mapping[str, float]] = None) -> List[NodeError]:
+                allowance: Optional[Mapping[str, float]] = None, given: Sequence[bool] = ()) -> List[NodeError]:
     """The error of each output of ``op`` (outputs by var name, None where the system gave none) given
     its inputs ``ins`` (the system's own); ``declared``: each output var's dtype in the graph;
     ``widened``: the input dtypes known only to within half an ulp (the system's precision allowance);
-    ``allowance``: an absolute error a float output may have besides its budget (``quantized_next``)."""
+    ``allowance``: an absolute error a float output may have besides its budget (``quantized_next``);
+    ``given``: per input, whether it is a graph input or weight (its values exact, never widened)."""
     from nnfuzz.reference.registry import eval_for
 
     fn = eval_for(type(op))
@@ -98,7 +99,7 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
         elif not dt.is_float:
             want = _cast(want, dt)
             steps = op.accuracy.steps  # an integer on a quantization grid may be that many steps off
-            picks = _picked_alike(op, k, ins, want, got, set(widened))
+            picks = _picked_alike(op, k, ins, want, got, set(widened), given)
             if picks is not None:
                 differ = int(np.sum(~picks))
             elif band is None and steps:
@@ -121,14 +122,16 @@ def node_errors(op, index: int, ins: List[np.ndarray], outs: Mapping[str, Option
     return res
 
 
-def _picked_alike(op, k: int, ins: List[np.ndarray], want: np.ndarray, got: np.ndarray, widened: set):
+def _picked_alike(op, k: int, ins: List[np.ndarray], want: np.ndarray, got: np.ndarray, widened: set,
+                  given: Sequence[bool] = ()):
     """For output ``k`` of indices into a widened input (``op.indexes``: output -> input, along ``op.axis``),
     per element, whether the system's index picks the value the exact one picks; None otherwise. Equal
     values of the input, as rounded, may be unequal in the precision the system computed them (ORT's
     float16 TopK on a float32 chain): their order is unknown, and any of them is right. (Rounding keeps
-    order, so values unequal once rounded were ordered the same before.)"""
+    order, so values unequal once rounded were ordered the same before.) A graph input's values are exact:
+    its ties keep the spec's order (bugs/kept/0092: XLA's float16 top_k of a graph input's signed zeros)."""
     i = getattr(op, "indexes", {}).get(k)
-    if i is None or str(ins[i].dtype) not in widened:
+    if i is None or str(ins[i].dtype) not in widened or (i < len(given) and given[i]):
         return None
     x, axis = ins[i], op.axis
     n = x.shape[axis]
@@ -262,7 +265,8 @@ def scan(gir, weights: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray
         outs = {v: (np.asarray(got[v]) if v in got else None) for v in inst.outputs}
         try:
             errs = node_errors(inst.op, k, [env[v] for v in inst.inputs], outs,
-                               {v: gir.vars[v].dtype for v in inst.outputs}, widened, allowance)
+                               {v: gir.vars[v].dtype for v in inst.outputs}, widened, allowance,
+                               [v in inputs or v in weights for v in inst.inputs])
         except InternalError:
             raise
         except Exception as ex:  # noqa: BLE001 - a node the reference cannot judge is recorded, not guessed

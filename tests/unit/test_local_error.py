@@ -201,3 +201,5 @@ def test_a_widened_topk_may_order_its_ties_any_way():
     assert indices([4, 0, 5], widened=()).kind == "values"  # rounded or not, the spec's order: lower index first
     assert indices([4, 0, 1]).kind == "values" and indices([4, 0, 11]).kind == "values"  # a -1, an index past the end
     assert node_errors(op, 0, [x], {"v": values, "i": exact}, declared, ())[1].kind is None
+    given = node_errors(op, 0, [x], {"v": values, "i": np.array([[4, 0, 5]], np.int64)}, declared, ("float16",), None, [True])
+    assert given[1].kind == "values"  # a graph input's values are exact: its ties keep the spec's order (kept 0092)

@@ -117,7 +117,7 @@ def _symbolic(gir: GraphIR, fns):
     with bb.function("main", list(params.values())):
         env = dict(params)
         try:
-            bb.emit_func_output(_body(bb, gir, fns, range(len(gir.insts)), env, gir.outputs, True))
+            bb.emit_func_output(_body(bb, gir, fns, range(len(gir.insts)), env, gir.outputs, True, False))
         except Exception:  # a lowering that asks a symbolic dim (the relax form stays static): close the
             bb._end_block()  # block and scope the function opened, else TVM warns "BlockBuilder destroyed
             bb.end_scope()   # with remaining blocks!" for each such graph
