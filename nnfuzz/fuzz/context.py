@@ -23,7 +23,9 @@ class Clock:
     def __init__(self, time_s: float, test_timeout: float):
         self.deadline = time.monotonic() + time_s
         self.test_timeout = test_timeout
-        self._patience = threading.local()  # a lane confirming a timeout waits longer (``patience``)
+        # per thread: a lane confirming a timeout waits longer (``patience``: its scale), and one judging a bug
+        # may run past the bound (``judging``: its grace)
+        self._patience = threading.local()
 
     def left(self) -> float:
         """Seconds to the time bound (to its grace, in a thread ``judging`` a bug)."""

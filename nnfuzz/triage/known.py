@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from nnfuzz.errors import ConfigError
+from nnfuzz.triage.static_check import AGAIN_TERM, DYNAMIC_TERM
 
 KINDS = ("shape", "dtype", "values", "non-finite", "precision", "missing", "crash", "timeout")
 FIELDS = ("system", "op", "dtype", "kind", "message", "spelling", "note", "link", "steer")
@@ -147,7 +148,7 @@ def generic(signature: str) -> bool:
     parts = [p.strip() for p in signature.split("|")]
     if len(parts) > 2 and parts[1] == "inconsistency" and parts[2] == "unlocalized":
         return True
-    if len(parts) == 4 and parts[1] == "inconsistency" and parts[2] in ("dynamic", "again"):
+    if len(parts) == 4 and parts[1] == "inconsistency" and parts[2] in (DYNAMIC_TERM, AGAIN_TERM):
         return True  # a dynamic form's inconsistency localized to no node: "dynamic | values" (bugs/kept/0104)
     rest = [p for p in parts[3:] if p and p != "?"]
     return len(parts) > 2 and parts[1] == "crash" and any(p.startswith("killed by") for p in rest) \

@@ -9,6 +9,7 @@ from typing import Optional
 
 STATIC_PASSES = "passes"  # meta.json dynamic.static: the static model of the failing shape passes
 AGAIN = "fails when inferred again"  # ... fails on its last inference, right on its first
+DYNAMIC_TERM, AGAIN_TERM = "dynamic", "again"  # the signature terms of ``static_term`` (known.generic reads them)
 RECOMPILE = "recompile"  # the signature term and divergence of a recompilation no guard asks for (no static check)
 
 
@@ -45,5 +46,5 @@ def static_term(static) -> Optional[str]:
     """The signature term a dynamic bug's ``dynamic.static`` (static_check) gives: "dynamic" (only the dynamic
     form fails), "again" (the static model fails too, on a repeated inference only), else None."""
     if static == STATIC_PASSES:
-        return "dynamic"
-    return "again" if isinstance(static, str) and static.startswith(AGAIN) else None
+        return DYNAMIC_TERM
+    return AGAIN_TERM if isinstance(static, str) and static.startswith(AGAIN) else None
