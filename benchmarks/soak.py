@@ -73,6 +73,8 @@ def _count(path: Path) -> Counter:
     for r in read_log(path, [], with_parts=False):  # (a line being written is noted, not counted)
         if "producer_died" in r:
             c["producer_restarts"] += 1
+        elif "producers_recycled" in r:
+            c["producer_recycles"] += 1
         elif r.get("verdict") == "nnfuzz-error":
             c["nnfuzz_errors"] += 1
         elif r.get("verdict") not in (None, "no-graph", "cut", "lost"):
@@ -101,7 +103,8 @@ class LogCounts:
                 total += self.parts[part.name]
         if self.live.is_file():
             total += _count(self.live)
-        return {k: total[k] for k in ("tests", "nnfuzz_errors", "producer_restarts", "producer_spikes")}
+        return {k: total[k] for k in ("tests", "nnfuzz_errors", "producer_restarts", "producer_recycles",
+                                   "producer_spikes")}
 
 
 class Sampler:
@@ -159,6 +162,7 @@ def aims(rows: list, minutes: float) -> list:
             flag = "ok" if growth <= AIM_GROWTH else "GROWS"
             lines.append(f"{r} {pid}: RSS {rss:.0f} -> {last['procs'][pid][1]:.0f} MiB ({100 * growth:+.1f} %) {flag}")
     window = [r for r in rows if r["min"] >= ref["min"]]
+    lines.append(_producers_peak(ref, window))
     early = sum(r["tests_s"] for r in window[:3]) / len(window[:3])
     late = sum(r["tests_s"] for r in window[-3:]) / len(window[-3:])
     ok = early > 0 and abs(late / early - 1) <= AIM_GROWTH
@@ -169,9 +173,24 @@ def aims(rows: list, minutes: float) -> list:
     lines.append(f"disk: store {last['store_mb']:.1f} MB (log {last['log_mb']:.1f} MB); "
                  f"{(last['store_mb'] - ref['store_mb']) / hours:.1f} MB/hour since minute {ref['min']:.0f}")
     lines.append(f"worker restarts {last['worker_restarts']}, producer restarts {last['producer_restarts']}, "
+                 f"producers replaced on purpose {last.get('producer_recycles', 0)} (fuzz.producer_models), "
                  f"models that took a producer over {PEAK_NOTE_MB} MB {last.get('producer_spikes', 0)} "
                  f"(campaign.jsonl: producer_peak_mb)")
     return lines
+
+
+def _producers_peak(ref: dict, window: list) -> str:
+    """The producers together, from the reference sample to their most at any later sample: fresh ones
+    replace them every fuzz.producer_models models (new pids, which the per-process lines cannot follow)."""
+    def total(row):
+        return sum(v[1] for v in row["procs"].values() if v[0] == "producer")
+
+    start, peak = total(ref), max(total(r) for r in window)
+    if start <= 0:
+        return "producers: none at the reference sample"
+    growth = peak / start - 1
+    return (f"producers together: RSS {start:.0f} MiB near minute {ref['min']:.0f}, at most {peak:.0f} MiB after "
+            f"({100 * growth:+.1f} %) {'ok' if growth <= AIM_GROWTH else 'GROWS'}")
 
 
 def main(argv=None) -> int:
@@ -203,7 +222,7 @@ def main(argv=None) -> int:
     print(f"campaign exit code {proc.returncode}; its stderr: {errlog}")
     try:  # (--json: stdout is the summary document alone)
         print("summary:", json.dumps({k: v for k, v in json.loads(summary).items()
-                                      if k in ("tests", "tests_per_s", "nnfuzz_errors", "lost", "producer_restarts",
+                                      if k in ("tests", "tests_per_s", "nnfuzz_errors", "lost", "producer_restarts", "producer_recycles",
                                                "bugs_saved", "reduced", "workers")}))
     except ValueError:
         print("summary: (none printed)", summary[-300:])

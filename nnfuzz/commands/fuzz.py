@@ -45,7 +45,7 @@ def campaign_config(cfg):
 
     f = cfg.fuzz
     for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0),
-                    ("reduce_s", 0)):
+                    ("producer_models", 0), ("reduce_s", 0)):
         v = f[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
             raise ConfigError(f"fuzz.{key}={v!r} must be a number >= {lo}")
@@ -59,7 +59,8 @@ def campaign_config(cfg):
         test_timeout=float(f.test_timeout), memory_limit_mb=int(f.memory_limit_mb), rerun=bool(f.rerun),
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
         export=export_config(cfg), ui=str(cfg.ui),
-        probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers), search=search_config(cfg),
+        probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers),
+        producer_models=int(f.producer_models), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
         source=_source(f.get("source")), rewrites=_rewrites(cfg), workers=parse_workers(f.workers),
@@ -183,7 +184,7 @@ def run(cfg) -> int:
         "noise": counters.noise,      # disagreements with every node within its accuracy budget
         "checked": counters.checked,  # passes checked node by node (precision faults at their source)
         "reduced": counters.reduced, "lost": counters.lost, "workers": counters.workers,
-        "producer_restarts": counters.producer_restarts,
+        "producer_restarts": counters.producer_restarts, "producer_recycles": counters.producer_recycles,
         "quantized": counters.quantized, "no_rewrite": counters.no_rewrite, "no_gradient": counters.no_gradient,
         "invalid": dict(counters.invalid), "not_dynamic": counters.not_dynamic,
         "no_graph": counters.gen_failed, "undefined_values": counters.undefined_values, "nnfuzz_errors": counters.nnfuzz_errors, "out": str(cc.out),

@@ -49,6 +49,7 @@ class CampaignConfig:
     debug: bool = False
     backend_path: Optional[str] = None   # "module:Class" of the system under test, named without registering it
     producers: int = 0                   # processes generating models in parallel (0: in this process)
+    producer_models: int = 0             # models per producer before fresh producers replace them (0: never)
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = True                  # shrink each bug with a new signature in the background after saving it
     reduce_s: float = 30.0               # time budget per reduction

@@ -182,6 +182,7 @@ class Campaign:
         producers.on_death = self.producer_died
         try:
             if isinstance(producers, _local_producers()):  # (Ray's producer actors are not guided yet)
+                producers.on_recycle, producers.state_now = self.producers_recycled, self._guide_state
                 producers.go(self.cfg, self.plan, self.left(), self.guide.state.to_json())
             else:
                 producers.go(self.cfg, self.plan, self.left())
@@ -327,6 +328,16 @@ class Campaign:
         self.note(f"a producer died (exit code {record.get('exit_code')}) holding seeds {record.get('seeds')}; "
                   f"restarted ({self.counters.producer_restarts} so far); its stack is in {self.cfg.log or 'the log'}"
                   + (f"; replay the value search it died in: {record['replay']}" if record.get("replay") else ""))
+
+    def producers_recycled(self, record: dict) -> None:
+        """Fresh producers replaced the running ones (``fuzz.producer_models``): counted and logged."""
+        with self.lock:
+            self.counters.producer_recycles += 1
+            self.log.write({"producers_recycled": record})
+
+    def _guide_state(self) -> str:
+        with self.lock:
+            return self.guide.state.to_json()
 
     def add_seconds(self, phase: str, s: float) -> None:
         with self.lock:

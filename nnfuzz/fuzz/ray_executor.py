@@ -231,7 +231,7 @@ def _producer_class():
             def __init__(self, cc):
                 import faulthandler
 
-                from nnfuzz.fuzz.producers import one_thread, warm_up
+                from nnfuzz.fuzz.producer_proc import one_thread, warm_up
 
                 faulthandler.enable(all_threads=True)  # a native crash leaves its Python stack in the actor's log
                 one_thread()
@@ -239,12 +239,12 @@ def _producer_class():
                 self.plan = None
 
             def go(self, cc, plan, op_names) -> None:
-                from nnfuzz.fuzz.producers import _ops
+                from nnfuzz.fuzz.producer_proc import _ops
 
                 self.plan = (cc, plan.with_ops(_ops(cc, op_names)))
 
             def make(self, i: int, time_left: float):
-                from nnfuzz.fuzz.producers import produce_or_report
+                from nnfuzz.fuzz.producer_proc import produce_or_report
                 from nnfuzz.fuzz.resume import seed_at
 
                 cc, plan = self.plan

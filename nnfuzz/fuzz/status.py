@@ -64,6 +64,7 @@ class Counters:
     dynamic_compiles: int = 0  # the compiles they took (torch.compile's recompilations included)
     not_dynamic: int = 0       # oracle=static: models that could not be made dynamic: not run
     producer_restarts: int = 0  # producer processes that died (a native crash) and were started again (fuzz/producer_watch.py)
+    producer_recycles: int = 0  # times fresh producers replaced the running ones (fuzz.producer_models; not deaths)
 
     @property
     def elapsed(self) -> float:
@@ -195,6 +196,8 @@ class Status:
             t.add_row("lost", f"{c.lost} tests in flight when their worker's process or node died")
         if c.producer_restarts:
             t.add_row("producers", f"{c.producer_restarts} restarted after dying (seeds held: campaign.jsonl producer_died)")
+        if c.producer_recycles:
+            t.add_row("producers replaced", f"{c.producer_recycles} times by fresh ones (fuzz.producer_models)")
         if len(self.lanes) > 1:
             for lane in self.lanes:
                 t.add_row(f"worker {lane.name}", lane.describe())
