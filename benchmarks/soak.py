@@ -173,7 +173,7 @@ def aims(rows: list, minutes: float) -> list:
     lines.append(f"disk: store {last['store_mb']:.1f} MB (log {last['log_mb']:.1f} MB); "
                  f"{(last['store_mb'] - ref['store_mb']) / hours:.1f} MB/hour since minute {ref['min']:.0f}")
     lines.append(f"worker restarts {last['worker_restarts']}, producer restarts {last['producer_restarts']}, "
-                 f"producers replaced on purpose {last.get('producer_recycles', 0)} (fuzz.producer_models), "
+                 f"producers replaced on purpose {last.get('producer_recycles', 0)} (fuzz.producer_growth), "
                  f"models that took a producer over {PEAK_NOTE_MB} MB {last.get('producer_spikes', 0)} "
                  f"(campaign.jsonl: producer_peak_mb)")
     return lines
@@ -181,7 +181,7 @@ def aims(rows: list, minutes: float) -> list:
 
 def _producers_peak(ref: dict, window: list) -> str:
     """The producers together, from the reference sample to their most at any later sample: fresh ones
-    replace them every fuzz.producer_models models (new pids, which the per-process lines cannot follow)."""
+    replace them as they grow (fuzz.producer_growth: new pids, which the per-process lines cannot follow)."""
     def total(row):
         return sum(v[1] for v in row["procs"].values() if v[0] == "producer")
 

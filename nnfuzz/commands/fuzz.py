@@ -45,7 +45,7 @@ def campaign_config(cfg):
 
     f = cfg.fuzz
     for key, lo in (("test_timeout", 0.01), ("memory_limit_mb", 16), ("max_tests", 0), ("producers", 0),
-                    ("producer_models", 0), ("reduce_s", 0)):
+                    ("producer_models", 0), ("producer_growth", 0), ("reduce_s", 0)):
         v = f[key]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < lo:
             raise ConfigError(f"fuzz.{key}={v!r} must be a number >= {lo}")
@@ -60,7 +60,7 @@ def campaign_config(cfg):
         max_tests=int(f.max_tests), log=str(f.log) if f.log else None, tolerances=tolerances,
         export=export_config(cfg), ui=str(cfg.ui),
         probe=bool(f.probe), debug=bool(cfg.debug), producers=int(f.producers),
-        producer_models=int(f.producer_models), search=search_config(cfg),
+        producer_models=int(f.producer_models), producer_growth=float(f.producer_growth), search=search_config(cfg),
         reduce=_flag(f.reduce, "fuzz.reduce"), reduce_s=float(f.reduce_s),
         oracle=str(cfg.oracle), cmp_with=str(cfg.cmp["with"]) if cfg.cmp["with"] else None,
         source=_source(f.get("source")), rewrites=_rewrites(cfg), workers=parse_workers(f.workers),

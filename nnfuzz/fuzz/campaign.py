@@ -50,6 +50,7 @@ class CampaignConfig:
     backend_path: Optional[str] = None   # "module:Class" of the system under test, named without registering it
     producers: int = 0                   # processes generating models in parallel (0: in this process)
     producer_models: int = 0             # models per producer before fresh producers replace them (0: never)
+    producer_growth: float = 0.0         # growth over a producer's early size at which fresh ones replace them (0: never)
     search: Optional[object] = dataclasses.field(default_factory=_default_search)  # SearchConfig | None
     reduce: bool = True                  # shrink each bug with a new signature in the background after saving it
     reduce_s: float = 30.0               # time budget per reduction

@@ -57,4 +57,4 @@ def make_producers(cc, executor=None):
         return RayProducers(cc, cc.producers, executor)
     from nnfuzz.fuzz.producers import Producers
 
-    return Producers(cc, cc.producers, cc.producer_models)
+    return Producers(cc, cc.producers)

@@ -39,7 +39,7 @@ def producer_main(cc: "CampaignConfig", n: int, plans, q, done, updates, slots) 
     elif k > 0:
         enable_faults(slots, k)
     guide = _Guided(guide_state, updates[k]) if guide_state is not None and cc.policy.guide == "coverage" else None
-    work = _Work(starts[k], n, deadline, skip, slots.held, k)
+    work = _Work(starts[k], n, deadline, skip, slots, k)
     if k == 0:
         _make_models(cc, plan, work, q, done, guide, Path(slots.folder))
         return
@@ -127,11 +127,12 @@ class _Guided:
 class _Work:
     """A producer's share: model numbers ``start``, ``start + stride``, ... until ``deadline``
     (time.monotonic, the same clock in every process here), but those in ``skip`` (a producer died
-    making them); ``held[slot]`` says which one is being made."""
+    making them); ``slots.held[slot]`` says which one is being made, and ``slots.rss[slot]`` how large the
+    process is (fuzz/producer_memory.py)."""
 
-    def __init__(self, start: int, stride: int, deadline: float, skip, held, slot: int):
+    def __init__(self, start: int, stride: int, deadline: float, skip, slots, slot: int):
         self.i, self.stride, self.deadline, self.skip = start, stride, deadline, skip
-        self.held, self.slot = held, slot
+        self.slots, self.held, self.slot, self.made = slots, slots.held, slot, 0
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -143,8 +144,12 @@ class _Work:
         return self.i
 
     def put_done(self) -> None:
+        from nnfuzz.fuzz import producer_memory
+
         self.held[self.slot] = -1
         self.i += self.stride
+        self.made += 1
+        producer_memory.note(self.slots, self.slot, self.made)
 
 
 def _make_models(cc, plan, work: _Work, q, done, guided, folder) -> None:

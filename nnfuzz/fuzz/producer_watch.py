@@ -40,11 +40,13 @@ class Slots:
     def __init__(self, ctx, n: int, folder: Path):
         self.held = ctx.RawArray("q", [-1] * n)
         self.exits = ctx.RawArray("i", [ALIVE] * n)
+        self.rss = ctx.RawArray("i", [0] * n)   # MiB after the slot's last model (fuzz/producer_memory.py)
+        self.base = ctx.RawArray("i", [0] * n)  # MiB after its first BASE_MODELS models (0: not yet)
         self.folder = str(folder)
 
     def reset(self) -> None:
         for k in range(len(self.held)):
-            self.held[k], self.exits[k] = -1, ALIVE
+            self.held[k], self.exits[k], self.rss[k], self.base[k] = -1, ALIVE, 0, 0
 
     def fault_file(self, k: int) -> Path:
         return Path(self.folder) / f"producer-{k}.txt"

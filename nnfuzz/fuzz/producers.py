@@ -9,11 +9,10 @@ imports and warm-up are paid once, not n times (and their memory pages are share
 Producer k makes the campaign's models k, k + n, k + 2n, ... (their seeds: fuzz/resume.py seed_at, which
 skips the seeds the store already tested), so no seed is made twice.
 
-Every ``fuzz.producer_models`` models a producer makes, the campaign replaces the producers with fresh
-ones: a planned restart, not a death. A producer's native caches (oneDNN keeps a JIT-compiled kernel for
-each convolution shape that torch runs) grew its memory by 44 % in an hour of ort-cpu (issue 30's soak);
-a fresh process starts from its imports again. The models in flight are made again by the new
-producers, from the coverage guide's state as of the restart.
+Once a producer has grown by more than ``fuzz.producer_growth`` over its size after its first models
+(fuzz/producer_memory.py), or every ``fuzz.producer_models`` models a producer makes, the campaign
+replaces the producers with fresh ones: a planned restart, not a death, which bounds their memory. The
+models in flight are made again by the new producers, from the coverage guide's state as of then.
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ class Producers:
     """``n`` producers: the first is started at once and warms up; ``go`` sets them all to work. One
     that dies is restarted (fuzz/producer_watch.py): ``on_death`` (set by the campaign) gets its record."""
 
-    def __init__(self, cc: "CampaignConfig", n: int, recycle_after: int = 0):
+    def __init__(self, cc: "CampaignConfig", n: int):
         import tempfile
         import threading
         from pathlib import Path
@@ -51,7 +50,6 @@ class Producers:
         self.skip = set()               # model numbers a producer died making: never made again
         self.on_death = None            # (record) -> None, the campaign's: logs and counts a death
         self.restarts, self._quiet_deaths, self._go = 0, 0, None
-        self.recycle_after = recycle_after  # models per producer before fresh ones take over (0: never)
         self.made, self.recycles = 0, 0     # models received from this generation; generations replaced
         self.on_recycle = None              # (record) -> None, the campaign's: logs and counts a recycle
         self.state_now = None               # () -> the coverage guide's state now (GuideState.to_json), or None
@@ -114,17 +112,30 @@ class Producers:
                 self._quiet_deaths = 0
                 self.made += 1
         self._watch(q)  # on every call: while one producer fills the queue, another may have died
-        if p is not None and self.recycle_after and self.made >= self.n * self.recycle_after:
-            self._recycle(q)
+        if p is not None:
+            why = self._worn_out()
+            if why is not None:
+                self._recycle(q, why)
         return p
 
-    def _recycle(self, q) -> None:
+    def _worn_out(self) -> Optional[dict]:
+        """Why fresh producers should replace these ones now (None: they should not)."""
+        from nnfuzz.fuzz.producer_memory import grown
+
+        every, slots = self.cc.producer_models, self.slots
+        if every and self.made >= self.n * every:
+            return {"why": "models", "models": self.made}
+        if grown(slots, self.cc.producer_growth):
+            return {"why": "memory", "models": self.made, "rss_mb": list(slots.rss), "base_mb": list(slots.base)}
+        return None
+
+    def _recycle(self, q, record: dict) -> None:
         """Replace the producers with fresh ones (once, whichever lane thread gets there first)."""
         state = self.state_now() if self.state_now is not None else None  # (before the lock: it takes the campaign's)
         with self._restart_lock:
             if q is not self.queue or self.done.is_set() or self._go is None:
                 return
-            record = {"generation": self.recycles + 1, "models": self.made}
+            record = {"generation": self.recycles + 1, **record}
             if state is not None:
                 self._go = (*self._go[:4], state)
             self._stop_group()

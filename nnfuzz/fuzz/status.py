@@ -197,7 +197,7 @@ class Status:
         if c.producer_restarts:
             t.add_row("producers", f"{c.producer_restarts} restarted after dying (seeds held: campaign.jsonl producer_died)")
         if c.producer_recycles:
-            t.add_row("producers replaced", f"{c.producer_recycles} times by fresh ones (fuzz.producer_models)")
+            t.add_row("producers replaced", f"{c.producer_recycles} times by fresh ones (fuzz.producer_growth, producer_models)")
         if len(self.lanes) > 1:
             for lane in self.lanes:
                 t.add_row(f"worker {lane.name}", lane.describe())

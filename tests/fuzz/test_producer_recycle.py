@@ -24,5 +24,6 @@ def test_producers_are_replaced_every_n_models_without_losing_or_repeating_one(t
     assert all(r["models"] == 6 for r in recycled), recycled
     tested = sorted(r["seed"] for r in recs if "verdict" in r)
     assert len(set(tested)) == len(tested) == 14, tested  # none made twice
-    # none skipped across the replacements (the last few may be in flight when the 14th test ends it)
-    assert set(range(900, 910)) <= set(tested), tested
+    for k in (0, 1):  # none skipped across the replacements: each slot's seeds 900 + k, 902 + k, ... without a gap
+        mine = [s for s in tested if s % 2 == k]   # (one slot may run ahead of the other: a slow graph)
+        assert mine == list(range(900 + k, max(mine) + 1, 2)), tested
