@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from nnfuzz.fuzz.campaign import CampaignConfig
     from nnfuzz.fuzz.plan import CampaignPlan
 
+WORTH_REPLACING_S = 30.0   # producers are not replaced with less time left than this: the warm-up would not pay
+
+
 class Producers:
     """``n`` producers: the first is started at once and warms up; ``go`` sets them all to work. One
     that dies is restarted (fuzz/producer_watch.py): ``on_death`` (set by the campaign) gets its record."""
@@ -123,6 +126,8 @@ class Producers:
         from nnfuzz.fuzz.producer_memory import grown
 
         every, slots = self.cc.producer_models, self.slots
+        if self._go is None or self._go[3] - time.monotonic() < WORTH_REPLACING_S:
+            return None
         if every and self.made >= self.n * every:
             return {"why": "models", "models": self.made}
         if grown(slots, self.cc.producer_growth):

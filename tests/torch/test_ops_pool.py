@@ -1,4 +1,5 @@
 import pytest
+import torch
 from oputil import check_op, solve_concrete
 
 from nnfuzz.abstract.dtype import DType
@@ -89,3 +90,16 @@ def test_invalid():
     assert False in P.MaxPool2d(7, 2, 1, 1, 0, 0, 1, 1).checked_requires([x])  # kernel bigger than input
     assert False in P.AvgPool1d(2, 0, 0, count_include_pad=True).checked_requires([AbsTensor([1, 2, 5], DType.float32)])
     assert False in P.AdaptiveAvgPool2d(4, 3).checked_requires([x])  # 6 % 4 != 0
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16])
+def test_integer_max_pool3d_of_a_channels_last_tensor(dtype):
+    """torch's channels-last integer max_pool3d refuses a D*H*W over its dtype's signed max; an openvino-cpu
+    campaign met it as an nnfuzz error during value-aware generation (MaxPool3d of u8[13, 1, 7, 2, 14])."""
+    from nnfuzz.ops.pool.torch import _max_pool
+
+    op = P.MaxPool3d(3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1)
+    x = torch.arange(2 * 40 ** 3).reshape(1, 2, 40, 40, 40).to(dtype).to(memory_format=torch.channels_last_3d)
+    got = _max_pool(op, x)
+    want = torch.nn.functional.max_pool3d(x.contiguous().int(), (3, 3, 3), (2, 2, 2), (1, 1, 1)).to(dtype)
+    assert torch.equal(got, want)

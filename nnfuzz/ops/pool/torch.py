@@ -10,6 +10,11 @@ _ADAPTIVE_AVG = {3: F.adaptive_avg_pool1d, 4: F.adaptive_avg_pool2d, 5: F.adapti
 
 @lowers(*_MAX)
 def _max_pool(op, x):
+    if not x.is_floating_point():
+        # torch 2.13's CPU max_pool3d of a channels-last integer tensor (the output of some ops is) refuses a
+        # D*H*W above its dtype's signed max (127 for int8 and uint8, 32767 for int16); the contiguous kernel
+        # has no such bound
+        x = x.contiguous()
     return _MAX[type(op)](x, op.kernel, op.stride, op.padding, op.dilation)
 
 
