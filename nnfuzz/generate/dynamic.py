@@ -209,16 +209,13 @@ def _stretched(inst, sym_ins, g: GraphIR, sizes: Dict[str, int], syms) -> Set[st
 
 
 def shapeless_broadcasts(gir: GraphIR) -> List[str]:
-    """The family's broadcasts that a system shaping them at compile time cannot shape: a broadcasting op
-    (binary, bitwise, Where; MatMul's batch dims) whose inputs put, on one right-aligned axis, a symbolic
-    dim against a constant > 1 (1 or that constant at run time) or against another symbolic dim (equal, or
-    one of them 1). Relax gives such a result no shape, only its rank, and TVM then fails on whatever
-    reads it (docs/dynamic-findings-tvm.md, "B"); ``Backend.symbolic_broadcast`` False keeps such a graph
-    static. Each as ``"Op: a vs b"``; a graph whose rules cannot be posed symbolically: every op."""
-    from nnfuzz.ops.binary.spec import BinaryOp
-    from nnfuzz.ops.linear.spec import MatMul
-    from nnfuzz.ops.select.spec import Where
-
+    """The family's broadcasts that a system shaping them at compile time cannot shape: an op whose rule
+    shapes dims of its operands together (``_columns``: a broadcast, or dims that must be equal) where one
+    column puts a symbolic dim against a constant > 1 (1 or that constant at run time) or against another
+    symbolic dim (equal, or one of them 1). Relax gives such a result no shape, only its rank, and TVM then
+    fails on whatever reads it (docs/dynamic-findings-tvm.md, "B"); ``Backend.symbolic_broadcast`` False
+    keeps such a graph static. Each as ``"Op: a vs b"``; a graph whose rules cannot be posed symbolically:
+    every op."""
     fam = gir.family
     if fam is None:
         return []
@@ -231,18 +228,44 @@ def shapeless_broadcasts(gir: GraphIR) -> List[str]:
     found = []
     try:
         for inst in gir.insts:
+            outs = inst.op.checked_type_transfer([symbolic[v] for v in inst.inputs])
             shapes = [list(symbolic[v].shape) for v in inst.inputs]
-            if isinstance(inst.op, MatMul):
-                shapes = [s[:-2] for s in shapes]
-            if isinstance(inst.op, (BinaryOp, Where, MatMul)):
-                for a in range(1, max(map(len, shapes), default=0) + 1):
-                    col = [s[-a] for s in shapes if len(s) >= a]
-                    for x in col:
-                        for y in col:
-                            if arith.is_sym(x) and (not arith.is_sym(y) and int(y) != 1 or arith.is_sym(y)
-                                                    and not z3.eq(z3.simplify(x), z3.simplify(y))):
-                                found.append(f"{inst.op.name}: {x} vs {y}")
-            symbolic.update(zip(inst.outputs, inst.op.checked_type_transfer([symbolic[v] for v in inst.inputs])))
+            for col in _columns(inst.op, shapes, list(outs[0].shape) if outs else []):
+                for x in col:
+                    for y in col:
+                        if arith.is_sym(x) and (not arith.is_sym(y) and int(y) != 1 or arith.is_sym(y)
+                                                and not z3.eq(z3.simplify(x), z3.simplify(y))):
+                            found.append(f"{inst.op.name}: {x} vs {y}")
+            symbolic.update(zip(inst.outputs, outs))
     except (ConstraintError, TypeError, z3.Z3Exception):  # rules that branch on concrete dims
         return [inst.op.name for inst in gir.insts]
     return list(dict.fromkeys(found))
+
+
+def _columns(op, shapes: list, out: list) -> list:
+    """The dims of ``op``'s operands (``shapes``; ``out``: its first output's shape) that its rule shapes
+    together: right-aligned broadcast columns (binary ops, Where, PRelu's slope; MatMul's batch dims; Gemm's
+    C and Linear's bias against the product), or dims that must be equal (a channel norm's channel and its
+    per-channel inputs; Concat's other axes). A tvm-cpu soak found B folders from the last five."""
+    from nnfuzz.ops.activation.spec import PRelu
+    from nnfuzz.ops.binary.spec import BinaryOp
+    from nnfuzz.ops.combine.spec import Concat
+    from nnfuzz.ops.linear.spec import Gemm, Linear, MatMul
+    from nnfuzz.ops.norm.spec import ChannelNormBase
+    from nnfuzz.ops.quant.spec import MatMulInteger, QLinearMatMul
+    from nnfuzz.ops.select.spec import Where
+
+    def aligned(group):
+        return [[s[-a] for s in group if len(s) >= a] for a in range(1, max(map(len, group), default=0) + 1)]
+
+    if isinstance(op, (MatMul, MatMulInteger, QLinearMatMul)):
+        return aligned([s[:-2] for s in shapes])
+    if isinstance(op, (BinaryOp, Where, PRelu)):
+        return aligned(shapes)
+    if isinstance(op, (Gemm, Linear)):
+        return aligned([out, shapes[2]])
+    if isinstance(op, ChannelNormBase):
+        return [[shapes[0][1]] + [s[0] for s in shapes[1:]]]
+    if isinstance(op, Concat):
+        return [[s[i] for s in shapes] for i in range(len(shapes[0])) if i != op.axis]
+    return []

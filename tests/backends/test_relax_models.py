@@ -288,3 +288,21 @@ def unsigned_shrink_lowers():
             assert_same(got[name], evaluate(gir, model.weights, model.oracle.input)[name], f"{inst.op!r}: vs numpy")
             assert_same(got[name], model.oracle.output[name], f"{inst.op!r}: vs torch")
     assert lambds == {1.0, 2.0}, f"uint8 Shrink drawn only with lambd {sorted(lambds)}"
+
+
+@pytest.mark.slow
+def test_half_l2_norm_does_not_overflow(contained):
+    contained(half_l2_norm_does_not_overflow)
+
+
+def half_l2_norm_does_not_overflow():
+    """Regression (a tvm-cpu soak's false alarm, folder 0140): the Relax lowering of float16 ReduceL2 summed
+    its squares in float16, which overflows past 65504 where the norm (here about 283) does not. It now
+    computes in float32, as the ONNX lowering does."""
+    from graphs import chain
+    from nnfuzz.ops.reduce.spec import ReduceL2
+
+    gir = chain(ReduceL2(1, keepdims=False), shape=(2, 2), dtype=DType.float16)
+    x = np.full((2, 2), 200.0, np.float16)  # squares sum to 80000: inf in float16; the norm is 282.8
+    (got,) = run_relax(gir, {}, {gir.inputs[0]: x}).values()
+    np.testing.assert_allclose(got.astype(np.float64), [282.8, 282.8], rtol=1e-3)

@@ -108,6 +108,16 @@ def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitatio
                            "value of symbolic dimension is unknown at compile time.") is not None
     assert classify("tvm", "ValueError: Cannot broadcast symbolic dimensions s0 and s2 - both are symbolic but "
                            "structurally different.") is not None
+    # a dim that is an expression (a Slice's length; a tvm-cpu soak's 0109 and 0134) ...
+    assert classify("tvm", "ValueError: Cannot broadcast symbolic dimension (T.min(T.int64(3), s0) + T.int64(1) - "
+                           "T.min(T.int64(2), s0)) // T.int64(2) with non-1 constant 2: runtime value") is not None
+    assert classify("tvm", "ValueError: Cannot broadcast symbolic dimensions (T.min(T.int64(2), s0) + T.int64(94) - "
+                           "T.min(T.max(s0 + T.int64(-9223372036854775808), T.int64(0)), s0)) // T.int64(95) and s0 "
+                           "- both are symbolic but structurally different.") is not None
+    # ... but not TVM's own length of a whole-axis Slice, which is s0 itself: TVM's fault (0107, 0118, 0144)
+    for a, b in (("s0", "T.min(T.int64(9223372036854775807), s0)"), ("T.min(T.int64(9223372036854775807), s4)", "s4")):
+        assert classify("tvm", f"ValueError: Cannot broadcast symbolic dimensions {a} and {b} - both are symbolic "
+                               "but structurally different. ONNX frontend requires dimensions names to match") is None
     assert classify("inductor", "LoweringException: GuardOnDataDependentSymNode: Could not extract specialized "
                                 "integer from data-dependent expression u0 (unhinted: u0).") is not None
     assert classify("tvm", "InternalError: CodeGenVM cannot emit this Relax operator directly.") is None
@@ -155,6 +165,36 @@ def test_shapeless_broadcasts_name_a_symbol_against_a_constant_or_another_symbol
                    [{"s0": 4, "s1": 3}, {"s0": 1, "s1": 1}, {"s0": 9, "s1": 2}])
     assert shapeless_broadcasts(same) == []
     assert shapeless_broadcasts(_add([4, 3], [4, 3])) == []  # a static graph
+
+
+def _one(op, shapes, dims, assignments) -> GraphIR:
+    names = [f"i{k}" for k in range(len(shapes))]
+    g = GraphIR(vars={n: AbsTensor(list(s), DType.float32) for n, s in zip(names, shapes)})
+    g.inputs = names
+    g.vars["y"] = op.checked_type_transfer([g.vars[n] for n in names])[0]
+    g.insts, g.outputs = [Inst(op, names, ["y"])], ["y"]
+    return _family(g.check(), dims, assignments)
+
+
+def test_shapeless_broadcasts_cover_concat_gemm_and_channel_norms():
+    """Regression (a tvm-cpu soak: B folders 0029, 0040, 0074, 0094, 0132): Concat's other axes, Gemm's C
+    against the product and a channel norm's scale against the channels are shaped together too; two
+    symbols equal at every shape but named apart leave Relax's result without a shape."""
+    from nnfuzz.ops.combine.spec import Concat
+    from nnfuzz.ops.linear.spec import Gemm
+    from nnfuzz.ops.norm.spec import InstanceNorm
+
+    shapes3 = [{"s0": 4, "s1": 4}, {"s0": 1, "s1": 1}, {"s0": 7, "s1": 7}]
+    cat = _one(Concat(1, arity=2), [[4, 2], [4, 3]], {"i0": ["s0", None], "i1": ["s1", None]}, shapes3)
+    assert shapeless_broadcasts(cat) == ["Concat: s0 vs s1", "Concat: s1 vs s0"]
+    along = _one(Concat(0, arity=2), [[4, 2], [4, 2]], {"i0": ["s0", None], "i1": ["s1", None]}, shapes3)
+    assert shapeless_broadcasts(along) == []  # the joined axis need not agree
+    gemm = _one(Gemm(alpha=1.0, beta=1.0, trans_a=False, trans_b=False), [[3, 5], [5, 4], [4]],
+                {"i1": [None, "s0"], "i2": ["s1"]}, shapes3)
+    assert shapeless_broadcasts(gemm) == ["Gemm: s0 vs s1", "Gemm: s1 vs s0"]
+    norm = _one(InstanceNorm(eps=0.125), [[2, 4, 3], [4], [4]], {"i0": [None, "s0", None], "i1": ["s1"],
+                                                                 "i2": ["s0"]}, shapes3)
+    assert shapeless_broadcasts(norm) == ["InstanceNorm: s0 vs s1", "InstanceNorm: s1 vs s0"]
 
 
 def test_a_system_that_cannot_shape_such_a_broadcast_keeps_the_graph_static():
