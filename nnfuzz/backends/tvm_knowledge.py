@@ -34,6 +34,9 @@ KNOWN = (
           r".+? (?:and .+? - both are symbolic but structurally different|with non-1 constant)",
           note="a dynamic model (docs/dynamic-shapes.md): the Relax ONNX frontend broadcasts a dim_param dim only "
           "with a dim of the same name or 1; ONNX lets it meet another name or a constant (equal at run time)"),
+    Known(r"Squeeze axis \d+ has a symbolic extent that cannot be proven to be 1",
+          note="a dynamic model: the Relax ONNX frontend squeezes only an axis it knows to be 1 when it imports; "
+          "ONNX lets a dim computed from a dim_param be 1 at run time (a MaxPool's output width, a tvm-cpu soak)"),
 )
 
 ERROR_OPS = (r"Error converting operator (\w+)",                         # its ONNX frontend

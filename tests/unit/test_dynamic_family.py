@@ -114,6 +114,8 @@ def test_systems_refusing_a_symbolic_form_in_their_own_words_are_known_limitatio
     assert classify("tvm", "ValueError: Cannot broadcast symbolic dimensions (T.min(T.int64(2), s0) + T.int64(94) - "
                            "T.min(T.max(s0 + T.int64(-9223372036854775808), T.int64(0)), s0)) // T.int64(95) and s0 "
                            "- both are symbolic but structurally different.") is not None
+    assert classify("tvm", "ValueError: Squeeze axis 3 has a symbolic extent that cannot be proven to be 1 at import "
+                           "time; only statically known unit-size axes can be squeezed.") is not None
     # ... but not TVM's own length of a whole-axis Slice, which is s0 itself: TVM's fault (0107, 0118, 0144)
     for a, b in (("s0", "T.min(T.int64(9223372036854775807), s0)"), ("T.min(T.int64(9223372036854775807), s4)", "s4")):
         assert classify("tvm", f"ValueError: Cannot broadcast symbolic dimensions {a} and {b} - both are symbolic "
