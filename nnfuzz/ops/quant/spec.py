@@ -190,8 +190,10 @@ class DequantizeLinear(_PerAxis):
 class DynamicQuantizeLinear(QuantOp):
     """Outputs: y (uint8, x's shape), y_scale (float32 scalar), y_zero_point (uint8 scalar). An input of
     zeros only has scale 0, and y = x / 0 is undefined (ONNX Runtime answers scale 1): the references
-    give a NaN scale there, which makes the test's expected outputs undefined (no verdict)."""
-    accuracy = ONE_STEP
+    give a NaN scale there, which makes the test's expected outputs undefined (no verdict). y_scale is a
+    division the spec writes, which a system may round once more (a multiplication by 1/255): 1 ulp (an
+    openvino-cpu campaign blamed DynamicQuantizeLinear's 1-ulp scale for three other ops' faults)."""
+    accuracy = Accuracy(1, steps=1)
     in_dtypes = [(F32,)]
     out_dtypes = [(U8, F32, U8)]
     inp_ranks = [ranks(1)]
