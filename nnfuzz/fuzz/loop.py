@@ -330,7 +330,8 @@ class Campaign:
                   + (f"; replay the value search it died in: {record['replay']}" if record.get("replay") else ""))
 
     def producers_recycled(self, record: dict) -> None:
-        """Fresh producers replaced the running ones (``fuzz.producer_models``): counted and logged."""
+        """Fresh producers replaced the running ones (``fuzz.producer_growth``, ``fuzz.producer_models``):
+        counted and logged."""
         with self.lock:
             self.counters.producer_recycles += 1
             self.log.write({"producers_recycled": record})

@@ -6,32 +6,21 @@ in it by then). The campaign replaces the producers with fresh ones once one has
 Why: torch keeps a JIT-compiled oneDNN kernel for each convolution shape it runs, and nnfuzz draws new
 shapes all the time, so a producer grows for as long as it lives: 44 % in an hour of ort-cpu (2 producers,
 980 -> 1408 MiB), 9 % in 30 minutes of tvm-cpu, where a producer makes 25 times fewer models but builds
-Relax modules too. Linux only (/proc/self/statm); elsewhere nothing is noted and no producer is replaced
+Relax modules too. Linux only (/proc/self/status); elsewhere nothing is noted and no producer is replaced
 for its size.
 """
 from __future__ import annotations
-
-import os
 
 # a fresh producer's first models fill its caches quickly (410 -> 445 MiB in 1000-2000 ort-cpu models): its
 # base is taken after these. Taken after 200, the ort-cpu soak replaced its producers every 40 s.
 BASE_MODELS = 2000
 
-_PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 2 ** 20 if hasattr(os, "sysconf") else 0.0
-
-
-def rss_mb() -> int:
-    """This process's resident size in MiB (0 where /proc is missing)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(int(f.read().split()[1]) * _PAGE_MB)
-    except (OSError, ValueError, IndexError):
-        return 0
-
 
 def note(slots, k: int, made: int) -> None:
     """(In producer ``k``, after its ``made``-th model.)"""
-    mb = rss_mb()
+    from nnfuzz.fuzz.sizing import proc_field_mb
+
+    mb = proc_field_mb("/proc/self/status", "VmRSS") or 0
     slots.rss[k] = mb
     if made == BASE_MODELS:
         slots.base[k] = mb

@@ -132,7 +132,7 @@ class _Work:
 
     def __init__(self, start: int, stride: int, deadline: float, skip, slots, slot: int):
         self.i, self.stride, self.deadline, self.skip = start, stride, deadline, skip
-        self.slots, self.held, self.slot, self.made = slots, slots.held, slot, 0
+        self.slots, self.slot, self.made = slots, slot, 0
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -140,13 +140,13 @@ class _Work:
     def take(self) -> int:
         while self.i in self.skip:
             self.i += self.stride
-        self.held[self.slot] = self.i
+        self.slots.held[self.slot] = self.i
         return self.i
 
     def put_done(self) -> None:
         from nnfuzz.fuzz import producer_memory
 
-        self.held[self.slot] = -1
+        self.slots.held[self.slot] = -1
         self.i += self.stride
         self.made += 1
         producer_memory.note(self.slots, self.slot, self.made)

@@ -143,12 +143,8 @@ class Producers:
             record = {"generation": self.recycles + 1, **record}
             if state is not None:
                 self._go = (*self._go[:4], state)
-            self._stop_group()
-            self.slots.reset()
             self.recycles += 1
-            self.made = 0
-            self._spawn()
-            self._send()
+            self._new_generation()
         if self.on_recycle is not None:
             self.on_recycle(record)
 
@@ -174,16 +170,21 @@ class Producers:
                                   f"{self._quiet_deaths} time(s) with no model made in between; the seeds they "
                                   f"held: {[s for r in records for s in r['seeds']]}; see the messages above")
             self.skip.update(r["index"] for r in records if r["index"] is not None)
-            self._stop_group()
-            self.slots.reset()
             self.restarts += 1
-            self.made = 0
-            self._spawn()
-            if self._go is not None:  # (else ``go`` sends it; a restart starts from the coverage state sent then)
-                self._send()
+            self._new_generation()
         for r in records:
             if self.on_death is not None:
                 self.on_death(r)
+
+    def _new_generation(self) -> None:
+        """(Under the restart lock.) End these producers and start fresh ones, sent the plan if ``go`` was
+        (else ``go`` sends it), from the coverage state in it."""
+        self._stop_group()
+        self.slots.reset()
+        self.made = 0
+        self._spawn()
+        if self._go is not None:
+            self._send()
 
     def _stop_group(self) -> None:
         """End this generation of producers (the forked ones die with the first), drop its queues and
