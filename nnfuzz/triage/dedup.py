@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 16  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 17  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -58,6 +58,8 @@ SIGNATURE_VERSION = 16  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # expects ..."), and a Relax-native model's parameter check names its value (param=v2): both charged to the node
 # that gives it (crash_prefix.py); a full-integer (int8) test's inconsistency names its one op; 16: TVM's
 # TOPI buffer names (T_add, T_divide) are variables: one FuseTIR check signed by the op fused first (kept 0098)
+# 17: the QDQ writer's names for a temp's Q and DQ values (_resh15_q) are variables, as v6_q is: kept 0100 was
+# signed 3 ways
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -66,8 +68,9 @@ _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
-    # GraphIR (v9, and the QDQ writer's v9_dq), Relax (lv, lv7), LLVM
-    (re.compile(r"\b(?:[viwp]\d+(?:_[a-z]+)?|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),
+    # GraphIR (v9, and the QDQ writer's v9_dq, v9_q2 and _resh15_q: its pair for a value or a temp), Relax (lv,
+    # lv7), LLVM
+    (re.compile(r"\b(?:[viwp]\d+(?:_[a-z]+\d*)?|_[a-z]+\d+_[a-z]+\d*|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),
     (re.compile(r"\bT_[a-z][a-z0-9_]*\b"), "<var>"),                   # TVM's TOPI buffers: T_add, T_divide
     # the direct path's node names (Relu_3) and temps (_gath12), which depend on the drawn spellings
     (re.compile(r"\b_[a-z]+\d+\b|\b[A-Z][A-Za-z0-9]*_\d+\b"), "<node>"),
