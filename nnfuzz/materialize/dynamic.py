@@ -62,7 +62,10 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
     if len(kept) < MIN_KEPT:
         why = f"only {len(kept)} of {gir.n_shapes} shapes have defined values"
         return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
-    fam = ShapeFamily(gir.family.dims, [gir.family.assignments[k] for k in kept])
+    fam = tested(ShapeFamily(gir.family.dims, [gir.family.assignments[k] for k in kept]))
+    if not fam.symbols():
+        why = f"every symbol took one value in the {len(kept)} shapes with defined values"
+        return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
     forms = {"gir": _torch_generic(model, built[1:])}
     if tf:
         from nnfuzz.materialize.tensorflow.dynamic import tf_form
@@ -82,6 +85,18 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
         if forms["onnx"] == "dynamic":
             dyn = with_dim_params(model.onnx, dataclasses.replace(gir, family=fam))
     return DynamicBuild(model, fam, shapes, forms, dyn)
+
+
+def tested(fam: ShapeFamily) -> ShapeFamily:
+    """``fam`` with each symbol that takes one value in every shape made a static axis: no shape tests it, so
+    a form must not declare it (a tvm-cpu soak: a DepthToSpace whose height took 1 in every kept shape was
+    written as a Reshape whose `0` copied that dim into the block's place, right only when it is 1, and the
+    dim_param model said it was right for any)."""
+    fixed = {s for s in fam.symbols() if len({a[s] for a in fam.assignments}) == 1}
+    if not fixed:
+        return fam
+    return ShapeFamily({name: [None if s in fixed else s for s in axes] for name, axes in fam.dims.items()},
+                       [{s: v for s, v in a.items() if s not in fixed} for a in fam.assignments])
 
 
 def _canonical(model: Model, others: List[Model], why: str):

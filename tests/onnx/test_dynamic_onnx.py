@@ -23,3 +23,18 @@ def test_a_spelling_that_writes_a_dim_falls_back_to_canonical_spellings():
                                                       b.model.onnx.graph.node[0].op_type)
         spellings.add(b.model.export.spelling)
     assert spellings == {"random", "canonical"}
+
+
+def test_a_symbol_that_takes_one_value_in_every_shape_is_static():
+    """Regression (a tvm-cpu soak's 0074): no shape tests a symbol that took one value in every kept shape, so no
+    form declares it; a family left without a varying symbol is the static test."""
+    from nnfuzz.materialize.dynamic import build_dynamic, tested
+    from nnfuzz.materialize.onnx.spec import ExportSpec
+
+    fam = tested(ShapeFamily({"x": ["n", "h"]}, [{"n": 2, "h": 1}, {"n": 5, "h": 1}]))
+    assert fam.dims == {"x": ["n", None]} and fam.assignments == [{"n": 2}, {"n": 5}]
+    g = chain(Relu(), shape=(1, 3))
+    g.family = ShapeFamily({"x": ["h", None]}, [{"h": 1}, {"h": 1}, {"h": 1}])
+    b = build_dynamic(g, 0, export=ExportSpec(seed=0))
+    assert b.family is None and b.onnx is None
+    assert b.forms["onnx"] == b.forms["gir"] == "every symbol took one value in the 3 shapes with defined values"
