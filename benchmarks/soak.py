@@ -15,9 +15,8 @@ after ``--``, e.g. ``fuzz.workers=1``) in a process of its own and samples it ev
 
 Then it checks the issue's aims between the sample nearest minute 10 (half-way through shorter
 runs) and the last one: no long-lived process's RSS grows by more than 10 % (the median of up to 3 samples
-at each end); tests/s at the end within
-10 % of then; 0 nnfuzz errors; the store's growth per hour. Figures mean something only on a quiet
-machine (one campaign, nothing else running).
+at each end); tests/s at the end within 10 % of then; 0 nnfuzz errors; the store's growth per hour.
+Figures mean something only on a quiet machine (one campaign, nothing else running).
 """
 from __future__ import annotations
 

@@ -48,9 +48,12 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
     static = gir.at(0)
     base = dataclasses.replace(static, family=None)
     model = build_model(base, seed, search=search, start=start, export=export)
+
+    def no_family(shapes, why: str) -> DynamicBuild:  # the static test of shape 0, every form saying why
+        return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
+
     if model.oracle.output is None:
-        why = "shape 0's values are undefined"
-        return DynamicBuild(model, None, [model.oracle], {f: why for f in ("onnx", "gir") + also})
+        return no_family([model.oracle], "shape 0's values are undefined")
     kept, shapes, built = [0], [model.oracle], [model]
     for k in range(1, gir.n_shapes):
         gk = gir.at(k)
@@ -60,12 +63,10 @@ def build_dynamic(gir: GraphIR, seed: int, *, search=None, start=None, export=Tr
             shapes.append(m.oracle)
             built.append(m)
     if len(kept) < MIN_KEPT:
-        why = f"only {len(kept)} of {gir.n_shapes} shapes have defined values"
-        return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
+        return no_family(shapes, f"only {len(kept)} of {gir.n_shapes} shapes have defined values")
     fam = tested(ShapeFamily(gir.family.dims, [gir.family.assignments[k] for k in kept]))
     if not fam.symbols():
-        why = f"every symbol took one value in the {len(kept)} shapes with defined values"
-        return DynamicBuild(model, None, shapes, {f: why for f in ("onnx", "gir") + also})
+        return no_family(shapes, f"every symbol took one value in the {len(kept)} shapes with defined values")
     forms = {"gir": _torch_generic(model, built[1:])}
     if tf:
         from nnfuzz.materialize.tensorflow.dynamic import tf_form
