@@ -1,7 +1,8 @@
 """`nnfuzz repro bugs/0042/`: replay a saved bug on its recorded system (or ``backend=...``).
 
 Prints one line: the outcome and the system's message (its innermost part, the one the signature reads:
-triage/rootcause.py's ``headline``); ``--json`` prints one JSON document instead (``reproduces``: true or
+triage/rootcause.py's ``headline``), and for a bug that passes on a CPU whose vector ISA differs from
+the one it was found on, how they differ (``other_cpu``); ``--json`` prints one JSON document instead (``reproduces``: true or
 false, the verdict, both signatures). The replay itself is triage/repro.py; ``EXIT_CODES`` below.
 
 ``--script`` instead writes ``repro_<backend>.py`` into the bug folder: a standalone reproducer
@@ -31,6 +32,7 @@ def run(cfg, positional, overrides) -> int:
     from nnfuzz.fuzz.sandbox import Sandbox
     from nnfuzz.output import result, say
     from nnfuzz.triage.bugstore import load_bug
+    from nnfuzz.triage.cpu import isa_difference
     from nnfuzz.triage.repro import OTHER_FAILURE, REPRODUCED, replay
     from nnfuzz.triage.rootcause import headline
 
@@ -80,10 +82,12 @@ def run(cfg, positional, overrides) -> int:
     code = {REPRODUCED: EXIT_REPRODUCED, OTHER_FAILURE: EXIT_OTHER_FAILURE}.get(r.outcome, EXIT_NOT_REPRODUCED)
     v = r.verdict
     message = headline(v.summary, v.detail, backend) if v.summary else ""
+    other_cpu = isa_difference(bug.meta.found) if code == EXIT_NOT_REPRODUCED else ""
+    message = "; ".join(m for m in (message, other_cpu) if m)
     result({"bug": str(bug.path), "backend": backend, "version": r.version, "verdict": v.label,
             "outcome": r.outcome, "stage": v.stage and v.stage.value, "recorded": bug.meta.symptom, "message": message,
             "signature": r.signature, "recorded_signature": r.recorded_signature,
-            "reproduces": code == EXIT_REPRODUCED},
+            "reproduces": code == EXIT_REPRODUCED, "other_cpu": other_cpu},
            lambda: print(f"{bug.path}: {r.describe(bug.meta.symptom)} on {backend} {r.version}"
                          + (f": {message}" if message else "")))
     return code

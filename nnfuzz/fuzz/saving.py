@@ -83,8 +83,11 @@ def bug_meta(ctx: "RunContext", oracle: "Oracle", lane, p: "Produced", t: "Teste
 
 
 def found_now(ctx: "RunContext") -> dict:
-    """meta.json's ``found``: now (UTC) and the campaign that saw it (its seed)."""
-    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "campaign": {"seed": ctx.cfg.policy.seed}}
+    """meta.json's ``found``: now (UTC), the campaign that saw it (its seed) and the CPU (triage/cpu.py)."""
+    from nnfuzz.triage.cpu import this_cpu
+
+    return {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "campaign": {"seed": ctx.cfg.policy.seed},
+            "cpu": this_cpu()}
 
 
 def migration_fields(p: "Produced", rec: dict) -> dict:

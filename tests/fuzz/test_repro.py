@@ -14,6 +14,7 @@ from nnfuzz.cli import main
 from nnfuzz.generate import GenPolicy, generate_graph
 from nnfuzz.materialize.model import build_model
 from nnfuzz.triage.bugstore import BugStore, load_bug
+from nnfuzz.triage.cpu import this_cpu
 from nnfuzz.triage.folder import dump_oracle
 from nnfuzz.triage.meta import BugMeta
 from nnfuzz.verdict import compare
@@ -21,7 +22,8 @@ from nnfuzz.verdict import compare
 pytest.importorskip("onnxruntime")
 
 
-def _bug(tmp_path, *, symptom="inconsistency", corrupt=True, dtype="float32", ops=("Relu", "Add", "Sigmoid")):
+def _bug(tmp_path, *, symptom="inconsistency", corrupt=True, dtype="float32", ops=("Relu", "Add", "Sigmoid"),
+         found=None):
     """A bug folder for a real generated model whose recorded reference is off by one (so the real
     ORT output disagrees with it), or exact (``corrupt=False``)."""
     gir = generate_graph(GenPolicy(max_nodes=3, dtypes=[dtype], include=list(ops)), seed=3)
@@ -33,7 +35,8 @@ def _bug(tmp_path, *, symptom="inconsistency", corrupt=True, dtype="float32", op
     # as a campaign records it: the disagreement's summary (the true outputs agree with torch at every
     # node, so localization finds no divergent node and the signature is "unlocalized | <summary>")
     summary = compare(oracle["output"], model.oracle.output).summary if corrupt else "test bug"
-    meta = BugMeta(system="ort-cpu", version="x", symptom=symptom, version_id="x", stage="verify", summary=summary)
+    meta = BugMeta(system="ort-cpu", version="x", symptom=symptom, version_id="x", stage="verify", summary=summary,
+                   found=found)
     return BugStore(tmp_path / "bugs").save(model_bytes=model.onnx.SerializeToString(), gir_text=gir.dumps(),
                                             oracle=oracle, meta=meta, err_log="test")
 
@@ -48,6 +51,19 @@ def test_exit_codes(tmp_path, capsys):
     assert main(["repro", str(tmp_path / "nope")]) == 2
     assert main(["repro"]) == 2
     assert main(["repro", str(_bug(tmp_path)), "--frobnicate"]) == 2
+
+
+@pytest.mark.slow
+def test_a_bug_that_passes_on_another_cpu_says_how_its_vector_isa_differs(tmp_path, capsys):
+    here = this_cpu()
+    other = {"at": "2026-11-27T00:00:00Z", "cpu": {"model": "Xeon Max", "isa": [*here["isa"], "amx_tile"]}}
+    assert main(["repro", "--json", str(_bug(tmp_path, corrupt=False, found=other))]) == 1
+    shown = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert "Xeon Max" in shown["other_cpu"] and "lacks amx_tile" in shown["other_cpu"], shown
+    assert shown["other_cpu"] in shown["message"]
+    same = {"at": "2026-11-27T00:00:00Z", "cpu": here}
+    assert main(["repro", "--json", str(_bug(tmp_path, corrupt=False, found=same))]) == 1
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["other_cpu"] == ""
 
 
 @pytest.mark.slow

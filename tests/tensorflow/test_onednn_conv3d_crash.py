@@ -1,7 +1,8 @@
 """A native crash of TF in a tf-cpu sandbox is a crash with its signal, never a lost test: TensorFlow 2.21's
 oneDNN Conv3D (brg_conv_fwd:avx512_core) corrupts the heap on one intra-op thread, the thread a tf-cpu
 campaign gives each sandbox worker, and glibc aborts (bugs/kept/0021). The sandbox reports SIGABRT with glibc's
-message, and its next run starts a fresh worker."""
+message, and its next run starts a fresh worker. A CPU whose vector ISA differs from the one the bug names
+(meta.json ``found.cpu``) may get another Conv3D kernel: where that one passes, the test says so and skips."""
 import re
 import signal
 from pathlib import Path
@@ -16,6 +17,7 @@ from nnfuzz.fuzz.sandbox import Sandbox  # noqa: E402
 from nnfuzz.gir import GraphIR  # noqa: E402
 from nnfuzz.materialize.portable import pack  # noqa: E402
 from nnfuzz.triage.bugstore import load_bug  # noqa: E402
+from nnfuzz.triage.cpu import isa_difference  # noqa: E402
 
 BUG = Path(__file__).resolve().parents[2] / "bugs" / "kept" / "0021"
 GLIBC = re.compile(r"double free or corruption|free\(\): invalid|malloc\(\): |corrupted")
@@ -30,6 +32,8 @@ def test_tf_cpu_sandbox_reports_the_onednn_conv3d_abort_as_a_crash_with_its_sign
     with Sandbox("tf-cpu", test_timeout=120) as sb:
         first = sb.pid
         r = sb.run(bug.model_bytes, bug.oracle["input"])
+        if r.ok and isa_difference(bug.meta.found):
+            pytest.skip(f"oneDNN's Conv3D passes here: {isa_difference(bug.meta.found)}")
         assert (r.status, r.stage, r.signal) == ("crash", "execute", signal.SIGABRT), (r.status, r.error, r.detail)
         assert r.error == "killed by SIGABRT" and GLIBC.search(r.detail), r.detail
         assert r.signal == bug.meta.signal
