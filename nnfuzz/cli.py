@@ -57,8 +57,10 @@ def main(argv=None) -> int:
         return 2
     if any(a in ("-h", "--help") for a in args):
         return _command_help(cmd, [a for a in args if "=" in a and not a.startswith("-")])
+    from nnfuzz.native_memory import bound_native_caches
     from nnfuzz.output import output
 
+    bound_native_caches()  # every command's torch runs (a campaign, a reduction, a replay's localization)
     as_json = "--json" in args
     try:
         with output(as_json):

@@ -49,7 +49,8 @@ def save_state(out: Path, state: GuideState) -> None:
     path = Path(out) / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state.to_json()))
+    with open(tmp, "w") as f:
+        state.write_json(f)
     os.replace(tmp, path)
 
 

@@ -21,6 +21,7 @@ from nnfuzz.fuzz.sink import BugSink
 from nnfuzz.fuzz.runlog import RunLog
 from nnfuzz.fuzz.status import Counters, Status
 from nnfuzz.fuzz.stopping import Stopped, StopRequest
+from nnfuzz.native_memory import TRIM_EVERY_S, trim_heap
 from nnfuzz.output import say
 
 if TYPE_CHECKING:
@@ -125,9 +126,11 @@ class Campaign:
         return self.counters
 
     def tick(self) -> None:
-        """(The main thread, between tests.) Refresh the status display; record the seeds now and then."""
+        """(The main thread, between tests.) Refresh the status display; record the seeds and give the
+        heap's free pages back now and then."""
         self.status.refresh()
         self.record_seeds(every=STATE_EVERY_S)
+        trim_heap(every=TRIM_EVERY_S)
 
     def record_seeds(self, every: float = 0.0) -> None:
         """Write the store's campaign_state.json (fuzz/resume.py), at most once per ``every`` seconds."""

@@ -35,6 +35,7 @@ import time
 import traceback
 
 from nnfuzz.fuzz.lifeline import die_with_parent
+from nnfuzz.native_memory import TRIM_EVERY_S, trim_heap
 
 STATM = "/proc/self/statm"
 
@@ -234,6 +235,7 @@ def main(argv=None) -> int:
         if kind in ("run", "runs"):
             _run(conn, backend, msg[1], msg[2], shapes=kind == "runs")
             del msg
+            trim_heap(every=TRIM_EVERY_S)  # what the test freed mid-heap (sessions, outputs) goes back
         elif kind == "close":  # skip interpreter teardown (TVM's takes most of a second)
             sys.stdout.flush()
             sys.stderr.flush()

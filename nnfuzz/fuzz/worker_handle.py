@@ -17,6 +17,8 @@ import weakref
 from pathlib import Path
 from typing import Optional
 
+from nnfuzz.native_memory import system_env
+
 LOG_TAIL = 8000          # characters of worker output kept in RunResult.detail
 LOG_ROTATE = 1 << 20     # the worker log is emptied before a run once it is this large
 # a directory of the worker's own (its path in this variable), removed when the worker goes: what a system
@@ -103,7 +105,7 @@ class WorkerHandle:
         scratch = tempfile.mkdtemp(prefix="nnfuzz-worker-")
         # its temporary files too (TF's autograph writes one per traced function and deletes them at exit
         # only: a killed worker's stayed in /tmp, hundreds of them after a few campaigns); removed with it
-        env = {**os.environ, **(extra_env or {}), SCRATCH_ENV: scratch, "TMPDIR": scratch}
+        env = {**system_env(dict(os.environ)), **(extra_env or {}), SCRATCH_ENV: scratch, "TMPDIR": scratch}
         env["PYTHONUNBUFFERED"] = "1"
         root = str(Path(__file__).resolve().parents[2])  # where `nnfuzz` is importable from
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -178,3 +178,19 @@ def test_the_state_file_is_written_at_most_once_a_minute_and_at_the_end(tmp_path
     assert len(lines) == 30 and saves == [1060.0]
     g.tick(3000, 90.0, force=True)
     assert saves == [1060.0, 1090.0] and len(lines) == 31
+
+
+def test_the_file_is_written_a_row_at_a_time_as_the_state_reads_it(tmp_path):
+    import io
+
+    state = GuideState()
+    state.add({"op_dtype": Counter({("Relu", ("float32",)): 3, ("Add", ("int8", "int8")): 1}),
+               "op_shape": Counter({("Relu", 7): 2}), "edges": Counter({("Relu", "Add"): 1})})
+    state.add_trigger({"bug": "0007", "op": "Add", "dtypes": None, "bin": [], "signature": 'a "quoted" \\ one',
+                       "from": "saved"})
+    f = io.StringIO()
+    state.write_json(f)
+    assert json.loads(f.getvalue()) == json.loads(json.dumps(state.to_json()))
+    empty = io.StringIO()
+    GuideState().write_json(empty)
+    assert GuideState.from_json(json.loads(empty.getvalue())).sizes() == GuideState().sizes()
