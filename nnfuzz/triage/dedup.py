@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 17  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 18  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -59,7 +59,8 @@ SIGNATURE_VERSION = 17  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # that gives it (crash_prefix.py); a full-integer (int8) test's inconsistency names its one op; 16: TVM's
 # TOPI buffer names (T_add, T_divide) are variables: one FuseTIR check signed by the op fused first (kept 0098)
 # 17: the QDQ writer's names for a temp's Q and DQ values (_resh15_q) are variables, as v6_q is: kept 0100 was
-# signed 3 ways
+# signed 3 ways; 18: ORT's "in node (X)" is any node (an ORT pass's gemm_input_reshape_arg_q signed 0100 again),
+# and the types in ORT's dump of a node it rejects are not part of it
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -68,6 +69,13 @@ _NORMALIZE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.@+-]+)+(?::\d+)?"), "<path>"),   # /a/b/c.cc:83
     (re.compile(r"'[^']*'|\"[^\"]*\""), "<name>"),                       # quoted names
+    # ORT's "of operator (QuantizeLinear) in node (X)": X is any node's name, nnfuzz's (v7_q) or one an ORT pass
+    # made (gemm_input_reshape_arg_q); the operator is named beside it
+    (re.compile(r"(\bin node \()[^()]*(\))"), r"\1<node>\2"),
+    # ORT's dump of a node it rejects, "In Node, (name, op, domain, version) : (input: type, ...) -> (output:
+    # type, ...) , Error ...": the op and the error sign it, the types of its values do not (kept 0079 was
+    # signed once per quantized dtype)
+    (re.compile(r"(In Node, \([^()]*\) : )\((?:<name>: [^,]*,)*\) -> \((?:<name>: [^,]*,)*\)"), r"\1<values>"),
     # GraphIR (v9, and the QDQ writer's v9_dq, v9_q2 and _resh15_q: its pair for a value or a temp), Relax (lv,
     # lv7), LLVM
     (re.compile(r"\b(?:[viwp]\d+(?:_[a-z]+\d*)?|_[a-z]+\d+_[a-z]+\d*|(?:lv|gv|alloc|tmp)\d*)\b|%[\w.]+"), "<var>"),

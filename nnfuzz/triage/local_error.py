@@ -134,6 +134,9 @@ def _picked_alike(op, k: int, ins: List[np.ndarray], want: np.ndarray, got: np.n
     if i is None or str(ins[i].dtype) not in widened or (i < len(given) and given[i]):
         return None
     x, axis = ins[i], op.axis
+    if got.ndim < x.ndim:  # ArgMax/ArgMin without keepdims: the axis they reduced comes back as 1
+        return _picked_alike(op, k, ins, np.expand_dims(want, axis), np.expand_dims(got, axis), widened,
+                             given).squeeze(axis)
     n = x.shape[axis]
     inside = (got >= -n) & (got < n)
     picked = np.take_along_axis(x, np.where(inside, got, 0).astype(np.int64), axis)

@@ -116,12 +116,14 @@ def test_normalize_keeps_words():
 
 def test_qdq_pair_names_of_values_and_temps_are_one_variable():
     # kept 0100 in an hour of ort-cpu: the QuantizeLinear the QDQ writer pairs with a value (v6_q) or with a
-    # temp (_resh15_q, _slic10_q; a second pair: v6_q2) named in the message split one fault 3 ways
+    # temp (_resh15_q, _slic10_q; a second pair: v6_q2) named in the message split one fault 3 ways; in a
+    # later half hour, a node ORT's Gemm pass made split it again
     msg = ("InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model. Type Error: Type "
            "'tensor(int32)' of input parameter ({zp}) of operator (QuantizeLinear) in node ({node}) is invalid.")
     sigs = {signature({"system": "ort-cpu", "symptom": "crash", "stage": "compile", "summary": m}, m)
             for m in (msg.format(zp="_zero18", node="v6_q"), msg.format(zp="_zp1", node="_resh15_q"),
-                      msg.format(zp="_zp2", node="_slic10_q"), msg.format(zp="_zp3", node="v6_q2"))}
+                      msg.format(zp="_zp2", node="_slic10_q"), msg.format(zp="_zp3", node="v6_q2"),
+                      msg.format(zp="_zp1", node="gemm_input_reshape_arg_q"))}  # a node an ORT pass made
     assert len(sigs) == 1, sigs
     # words with a digit and an underscore are not names: a C type stays itself
     assert normalize("int8_t and uint8_t") == "int8_t and uint8_t"
@@ -255,3 +257,17 @@ def test_the_node_an_openvino_error_names_is_read_from_its_first_failed_op():
     assert (failing_op(pad), failing_node(pad, "openvino-cpu")) == ("Pad", "Pad_9")
     assert (failing_op(conv), failing_node(conv, "openvino-cpu")) == ("Conv", "Conv_54")  # not QuantizeLinear_56
     assert failing_node("Fail: [ONNXRuntimeError] : 1 : FAIL : Node (Expand_4) Op (Expand)", "ort-cpu") == ""
+
+
+def test_the_types_in_orts_dump_of_a_rejected_node_do_not_sign_it():
+    # kept 0079 in half an hour of ort-cpu: ORT's QDQ fusion gives QLinearAveragePool a dilations attribute,
+    # and its dump of the node names each value's type: uint8 and int8 graphs were signed as two faults
+    dump = ('InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : This is an invalid model. In Node, ("AveragePool_12", '
+            'QLinearAveragePool, "com.microsoft", -1) : ("v0_q": tensor({t}),"_scale15": tensor(float),"_zp6": '
+            'tensor({t}),) -> ("v3_q": tensor({t}),) , Error Unrecognized attribute: dilations for operator {op}')
+    sig = {t: signature({"system": "ort-cpu", "symptom": "crash", "stage": "compile", "summary": m}, m)
+           for t, m in (("uint8", dump.format(t="uint8", op="QLinearAveragePool")),
+                        ("int8", dump.format(t="int8", op="QLinearAveragePool")))}
+    assert sig["uint8"] == sig["int8"] and "QLinearAveragePool, <name>, -<n>) : <values> , Error" in sig["int8"]
+    # the rest of the message still tells faults apart
+    assert normalize(dump.format(t="int8", op="A")) != normalize(dump.format(t="int8", op="B"))

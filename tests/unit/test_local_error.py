@@ -205,6 +205,25 @@ def test_a_widened_topk_may_order_its_ties_any_way():
     assert given[1].kind == "values"  # a graph input's values are exact: its ties keep the spec's order (kept 0092)
 
 
+def test_a_widened_argmax_may_pick_any_of_its_ties():
+    """An ort-cpu campaign's float16 ArgMax of a Softmax computed in float32 (diag folder 0037) picked one of
+    a row's equal float16 values by its float32 digits, which the drawn moves of the band reach rarely: as
+    TopK, any index that picks the value the exact one picks is right, with or without keepdims."""
+    x = np.array([[0.25, 0.5, 0.5, 0.5, 0.5, 0.125], [0.5, 0.25, 0.5, 0.5, 0.5, 0.5]], np.float16)
+    for keepdims in (False, True):
+        op = R["ArgMax"](axis=1, keepdims=keepdims)
+
+        def index(got, widened=("float16",), op=op, keepdims=keepdims):
+            got = np.array(got, np.int64).reshape((2, 1) if keepdims else (2,))
+            return one(op, [x], got, "int64", widened=widened).kind
+        assert index([4, 5]) is None and index([1, 0]) is None
+        assert index([4, 5], widened=()) == "values"  # rounded or not, the spec's order: the first maximum
+        assert index([0, 1]) == "values" and index([6, 0]) == "values"  # a smaller value; past the end
+    low, later = R["ArgMin"](axis=0, keepdims=False), np.array([0, 1, 1, 1, 1, 0], np.int64)  # the later of ties
+    assert one(low, [x], later, "int64", widened=("float16",)).kind is None
+    assert one(low, [x], later, "int64").kind == "values"
+
+
 def test_a_dynamic_quantize_linear_scale_rounded_once_more_is_within_budget():
     """An openvino-cpu campaign (folders 0039, 0084, 0103) blamed DynamicQuantizeLinear's y_scale, 1 ulp
     off, for faults of other ops: the spec's division, rounded once more, is within the op's budget (an ulp

@@ -88,6 +88,7 @@ class ReduceMean(ReduceOp):
 class ReduceMax(ReduceOp):
     accuracy = EXACT
     kinks = {0: MAX_ALONG_AXIS}
+    indexes = {0: 0}  # its output holds indices into input 0 along ``axis`` (triage/local_error.py: ties)
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
@@ -95,6 +96,7 @@ class ReduceMax(ReduceOp):
 class ReduceMin(ReduceOp):
     accuracy = EXACT
     kinks = {0: MIN_ALONG_AXIS}
+    indexes = {0: 0}
     in_dtypes = _same(_MINMAX)
     out_dtypes = _same(_MINMAX)
 
@@ -117,6 +119,7 @@ class ArgMax(ReduceOp):
     """Index (int64) of the first maximum. Its kink: what it indexes (a Gather's data) gets the gradient."""
     accuracy = EXACT
     kinks = {0: MAX_ALONG_AXIS}
+    indexes = {0: 0}  # its output holds indices into input 0 along ``axis`` (triage/local_error.py: ties)
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
@@ -125,6 +128,7 @@ class ArgMin(ReduceOp):
     """Index (int64) of the first minimum."""
     accuracy = EXACT
     kinks = {0: MIN_ALONG_AXIS}
+    indexes = {0: 0}
     in_dtypes = _same(DTYPE_NUMERIC)
     out_dtypes = [(DType.int64,)] * len(DTYPE_NUMERIC)
 
