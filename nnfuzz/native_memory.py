@@ -1,5 +1,6 @@
-"""Native memory nnfuzz's own processes hold on to: oneDNN's primitive cache, which they bound, and glibc's
-free heap pages, which they give back now and then.
+"""Native memory nnfuzz's own processes hold on to: oneDNN's primitive cache, which they bound, glibc's heaps
+per thread, which the campaign process does without, and glibc's free heap pages, which they give back now
+and then.
 
 torch runs oneDNN primitives (Gelu, Conv, ConvTranspose, ...) in the campaign process (localization,
 float64 twins) and in the producers (the value search, the reference), and oneDNN keeps each one it
@@ -37,6 +38,22 @@ def system_env(env: dict) -> dict:
     if _added and env.get(ONEDNN_CACHE_ENV) == str(ONEDNN_CACHE_CAPACITY):
         return {k: v for k, v in env.items() if k != ONEDNN_CACHE_ENV}
     return env
+
+
+M_ARENA_MAX = -8  # mallopt's parameter number (glibc's malloc.h)
+
+
+def one_heap() -> bool:
+    """Make the threads this process starts from now on allocate from glibc's main heap (``mallopt``
+    M_ARENA_MAX 1; False where not glibc). By default each thread gets a heap of its own, and torch's oneDNN
+    ConvTranspose left each thread's heap holding what its largest convolution needed, malloc_trim or not:
+    40 MiB after one [1, 8, 256, 256] float32 ConvTranspose in a thread, 11 MiB in the main heap. An
+    ort-cpu campaign's two lane threads held 84 MiB so after 30 minutes (gdb: each thread's arena). The
+    lanes allocate little in parallel (they wait on their workers, and Python code holds the GIL)."""
+    try:
+        return bool(ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1))
+    except (OSError, AttributeError):
+        return False
 
 
 def trim_heap(every: float = 0.0) -> bool:

@@ -89,9 +89,10 @@ def run_campaign(cc: CampaignConfig, oracles: Optional[Tuple["Oracle", ...]] = N
     """Run a campaign; ``cc`` is settled first unless ``oracles`` says it was (``settle``). The store is
     locked for it (fuzz/store_lock.py): a second campaign on ``fuzz.out`` is refused."""
     from nnfuzz.fuzz.store_lock import store_lock
-    from nnfuzz.native_memory import bound_native_caches
+    from nnfuzz.native_memory import bound_native_caches, one_heap
 
     bound_native_caches()  # before anything here runs torch
+    one_heap()  # before the lanes' threads start
     stop = StopRequest()
     with store_lock(cc.out), stop.on_signals():
         if oracles is None:

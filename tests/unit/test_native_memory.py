@@ -50,3 +50,36 @@ def test_trim_gives_back_pages_freed_in_the_middle_of_the_heap(monkeypatch):
     assert trim_heap(every=3600.0) is False  # once an hour: the second call is too soon
     for _, small in pairs:
         libc.free(small)
+
+
+SHARED = """
+import ctypes, threading
+from nnfuzz.native_memory import one_heap
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+def main_heap():  # the size of the main heap ([heap]: glibc's main arena grows it with brk)
+    line = next(ln for ln in open("/proc/self/maps") if ln.rstrip().endswith("[heap]"))
+    lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+    return hi - lo
+if SHARE:
+    assert one_heap()
+before = main_heap()
+held = []
+t = threading.Thread(target=lambda: held.extend(libc.malloc(64 << 10) for _ in range(160)))  # 10 MiB
+t.start(); t.join()
+print((main_heap() - before) >> 20)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_after_one_heap_a_new_threads_allocations_are_in_the_main_heap():
+    import subprocess
+
+    def grown(share: bool) -> int:
+        r = subprocess.run([sys.executable, "-c", f"SHARE = {share}\n" + SHARED], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        return int(r.stdout.split()[-1])
+    assert grown(False) < 2  # a thread of its own: its heap, not the main one
+    assert grown(True) >= 9
