@@ -14,6 +14,10 @@ OPT_LEVELS = ("disable", "basic", "extended", "all")
 # comparison reads as wrong values (campaigns 27/29: int4/int8 weights before a uint16 Q, off by up to
 # 0.05); 0 leaves the kernel its most accurate one, so the fusion itself is what a test checks.
 MATMULNBITS_ACCURACY_LEVELS = (0, 1, 2, 3, 4)
+# ORT's graph pass that quantizes a float weight (and bias) between Q/DQ activations to uint8/int32 so that
+# a QLinear kernel takes the node: by design lossy (per-tensor min/max), a step off where the spec computes
+# with the float weight (an ort-cpu campaign's ConvTranspose folders, exact with the pass off)
+WEIGHT_BIAS_QUANTIZATION = "WeightBiasQuantization"
 
 
 class OrtBackend(Backend):
@@ -33,8 +37,12 @@ class OrtBackend(Backend):
     issue_template = staticmethod(ort_knowledge.issue)
     precision_allowance = {"float16": ort_knowledge.FLOAT16_IN_FLOAT32}
 
-    def __init__(self, opt_level: str = "all", matmulnbits_accuracy_level: int = 0, **options):
-        super().__init__(opt_level=opt_level, matmulnbits_accuracy_level=matmulnbits_accuracy_level, **options)
+    def __init__(self, opt_level: str = "all", matmulnbits_accuracy_level: int = 0,
+                 weight_bias_quantization: bool = False, **options):
+        super().__init__(opt_level=opt_level, matmulnbits_accuracy_level=matmulnbits_accuracy_level,
+                         weight_bias_quantization=weight_bias_quantization, **options)
+        self.choice("weight_bias_quantization", weight_bias_quantization, (False, True))
+        self.weight_bias_quantization = weight_bias_quantization
         self.choice("opt_level", opt_level, OPT_LEVELS)
         self.choice("matmulnbits_accuracy_level", matmulnbits_accuracy_level, MATMULNBITS_ACCURACY_LEVELS)
         self.matmulnbits_accuracy_level = matmulnbits_accuracy_level
@@ -65,7 +73,8 @@ class OrtBackend(Backend):
         so.intra_op_num_threads = worker_threads()  # the worker's share of the cores
         so.inter_op_num_threads = 1
         so.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", str(self.matmulnbits_accuracy_level))
-        return self._ort.InferenceSession(model_bytes, so, providers=self.providers())
+        off = [] if self.weight_bias_quantization else [WEIGHT_BIAS_QUANTIZATION]
+        return self._ort.InferenceSession(model_bytes, so, providers=self.providers(), disabled_optimizers=off)
 
     def providers(self) -> list:
         return ["CPUExecutionProvider"]
