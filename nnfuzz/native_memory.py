@@ -5,8 +5,8 @@ and then.
 torch runs oneDNN primitives (Gelu, Conv, ConvTranspose, ...) in the campaign process (localization,
 float64 twins) and in the producers (the value search, the reference), and oneDNN keeps each one it
 creates, up to 1024 by default, about 27 KiB apiece. A fuzzer's shapes rarely repeat, so the cache filled
-for an hour and held memory it never used again: an hour-long ort-cpu soak's campaign process grew by
-66 MiB, most of it here (memray). A value search reruns one graph, whose primitives fit in far fewer.
+for an hour and held memory it never used again: memray's largest live allocations in an ort-cpu
+campaign process. A value search reruns one graph, whose primitives fit in far fewer.
 
 The bound is set in the environment (oneDNN reads it when it first creates a primitive), so the
 producers inherit it; a value the user set is kept. The systems under test are not nnfuzz's: their
@@ -50,22 +50,26 @@ def one_heap() -> bool:
     40 MiB after one [1, 8, 256, 256] float32 ConvTranspose in a thread, 11 MiB in the main heap. An
     ort-cpu campaign's two lane threads held 84 MiB so after 30 minutes (gdb: each thread's arena). The
     lanes allocate little in parallel (they wait on their workers, and Python code holds the GIL)."""
-    try:
-        return bool(ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1))
-    except (OSError, AttributeError):
-        return False
+    mallopt = _glibc("mallopt")
+    return bool(mallopt and mallopt(M_ARENA_MAX, 1))
 
 
 def trim_heap(every: float = 0.0) -> bool:
     """Give glibc's free heap pages back to the system (``malloc_trim(0)``, every arena), at most once per
-    ``every`` seconds; True when pages went back (False: too soon, none free, or no glibc). glibc keeps what a process frees in
-    the middle of a heap: an ort-cpu sandbox worker held 5 to 9 MiB so after 20 minutes, which this gave
-    back; the campaign process 3 MiB."""
+    ``every`` seconds; True when pages went back (False: too soon, none free, or no glibc). glibc keeps what
+    a process frees in the middle of a heap: an ort-cpu sandbox worker held 5 to 9 MiB so after 20 minutes,
+    which this gave back; the campaign process 3 MiB."""
     global _trimmed_at
     if time.monotonic() - _trimmed_at < every:
         return False
     _trimmed_at = time.monotonic()
+    malloc_trim = _glibc("malloc_trim")
+    return bool(malloc_trim and malloc_trim(0))
+
+
+def _glibc(name: str):
+    """glibc's function ``name`` in this process, or None where there is none (musl, macOS)."""
     try:
-        return bool(ctypes.CDLL(None).malloc_trim(0))
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to call
-        return False
+        return getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None

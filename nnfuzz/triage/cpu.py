@@ -21,9 +21,14 @@ def _cpuinfo_field(name: str) -> str:
     return line.partition(":")[2].strip()
 
 
+def cpu_flags() -> set:
+    """This CPU's flags as /proc/cpuinfo names them ("avx512f", "amx_tile", ...); empty where it is not there."""
+    return set(_cpuinfo_field("flags").split())
+
+
 def isa_flags() -> list:
-    """This CPU's vector ISA flags, sorted (empty where /proc/cpuinfo is not there)."""
-    return sorted(f for f in _cpuinfo_field("flags").split() if f.startswith(ISA_PREFIXES))
+    """This CPU's vector ISA flags, sorted."""
+    return sorted(f for f in cpu_flags() if f.startswith(ISA_PREFIXES))
 
 
 def this_cpu() -> dict:
