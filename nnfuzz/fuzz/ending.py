@@ -27,6 +27,9 @@ def ending(doc: dict) -> str:
     lines = [f"nnfuzz fuzz {doc.get('backend')}: {plural(doc.get('tests', 0), 'test')} "
              f"({doc.get('tests_per_s', 0)}/s), seed {doc.get('seed')}"
              + (f", stopped by {doc['stopped']}" if doc.get("stopped") else "")]
+    if not doc.get("tests") and not doc.get("stopped"):
+        lines.append("  no test ran: starting the system (its probe, imports and first compiles) took the whole "
+                     "time bound; give the campaign more time (time=2m)")
     dyn = doc.get("dynamic") or {}
     if dyn.get("tests"):  # fuzz.dynamic (docs/dynamic-shapes.md)
         lines.append(f"  {doc.get('tests_per_compile')} tests per compile: {plural(dyn['tests'], 'dynamic test')} ran "

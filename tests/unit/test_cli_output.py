@@ -189,6 +189,13 @@ def test_a_campaign_without_bugs_says_so_and_explains_unsupported():
     assert "  no new bugs\n" in text and "repro" not in text and "other counts" not in text
 
 
+def test_a_campaign_that_ran_no_test_says_the_start_took_its_time_and_what_to_give_it():
+    doc = {**DOC, "tests": 0, "verdicts": {}, "new_bugs": [], "bugs": {"new": {}, "known": {}, "counted": 0}}
+    assert "no test ran" in ending(doc) and "time=2m" in ending(doc)
+    assert "no test ran" not in ending({**doc, "stopped": "SIGINT"})  # the user ended it
+    assert "no test ran" not in ending(DOC)
+
+
 def test_a_campaign_with_dynamic_tests_says_how_many_tests_each_compile_gave():
     doc = {**DOC, "tests_per_compile": 2.4, "dynamic": {"tests": 5, "shapes_run": 19, "compiles": 5}}
     text = ending(doc)
