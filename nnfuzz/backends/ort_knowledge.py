@@ -29,7 +29,13 @@ KNOWN = (
 )
 
 ERROR_OPS = (r"\bNode \([^)]*\) Op \((\w+)\)",)          # ``Node (Mul_3) Op (Mul)``
-ERROR_CHECKS = (r"\[(?P<where>\w+Error|\w+Exception)\]",)  # the bracketed error class: ``[ONNXRuntimeError]``
+ERROR_CHECKS = (r"\[(?P<where>\w+Error|\w+Exception)\]",   # the bracketed error class: ``[ONNXRuntimeError]``
+                # an ORT_ENFORCE or ORT_THROW: ``/.../quantize_linear.cc:88 void onnxruntime::PrepareForQDQ(const
+                # TensorShape&, ...) quant_block_size == 0 was false.``: the function that checks (with its file),
+                # not its argument list, nor the op whose kernel called it: QuantizeLinear and DequantizeLinear fail
+                # the same check of one helper (kept 0105 was signed once per op)
+                r"(?P<file>/[\w/.+-]+\.(?:cc|cpp|cu|h)):\d+ (?:[^\n(]*? )?(?P<where>[\w:~<>]+)"
+                r"\((?:[^()\n]|\([^()\n]*\))*\)(?: const)?(?: \[with [^\]\n]*\])?")
 
 REPRO_ONNX = ("onnxruntime", '''
 import onnxruntime as ort

@@ -40,7 +40,7 @@ import re
 from pathlib import Path
 from typing import Dict, List
 
-SIGNATURE_VERSION = 18  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
+SIGNATURE_VERSION = 19  # 2: Relax's first binding (lv) normalizes like lv7; 3: ONNX node and temp names;
 # 4: the innermost check and failing op for crashes, the divergence's nature (not dtype) for inconsistencies;
 # 5: the names ONNX node tests give expanded functions' nodes and edges, OpenVINO's "Operation name: x";
 # 6: an inconsistency's root cause by each node's own error (op | dtype | kind); 7: without the dtype;
@@ -60,7 +60,8 @@ SIGNATURE_VERSION = 18  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # TOPI buffer names (T_add, T_divide) are variables: one FuseTIR check signed by the op fused first (kept 0098)
 # 17: the QDQ writer's names for a temp's Q and DQ values (_resh15_q) are variables, as v6_q is: kept 0100 was
 # signed 3 ways; 18: ORT's "in node (X)" is any node (an ORT pass's gemm_input_reshape_arg_q signed 0100 again),
-# and the types in ORT's dump of a node it rejects are not part of it
+# and the types in ORT's dump of a node it rejects are not part of it; 19: an ORT_ENFORCE's function, file and
+# condition, not the op whose kernel ran it (kept 0105 once per QuantizeLinear and DequantizeLinear)
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")

@@ -33,7 +33,7 @@ def test_messages_that_differ_in_numbers_names_and_paths_share_a_signature():
     b = crash(ORT_FUSION.format(node="/layer/Clip_17", k=2, addr="55d0e1").replace(
         "/onnxruntime_src/", "/home/build/ort/"))
     assert signature(a) == signature(b)
-    assert "FuseReluClip" in signature(a) and "<path>" in signature(a)
+    assert "onnxruntime::FuseReluClip::Apply relu_clip_fusion.cc: Clip node <name> has <n> inputs at <addr>" in signature(a)
 
 
 def test_genuinely_different_errors_get_different_signatures():
@@ -44,6 +44,31 @@ def test_genuinely_different_errors_get_different_signatures():
     other_system = crash(base["summary"], system="tvm-cpu")
     sigs = {signature(m) for m in (base, other_msg, other_type, other_stage, other_system)}
     assert len(sigs) == 5
+
+
+ORT_QDQ = ("Fail: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running {op} node. "
+           "Name:'{op}_1' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/quantization/"
+           "quantize_linear.cc:88 void onnxruntime::PrepareForQDQ(const TensorShape&, const Tensor&, const Tensor*, "
+           "int64_t, int64_t, int64_t&, int64_t&, int64_t&) {check} was false. {why}")
+
+
+def test_an_ort_check_signs_by_its_function_and_condition_not_by_the_op_whose_kernel_called_it():
+    # kept 0105: QuantizeLinear and DequantizeLinear fail the same check of one helper, and were two signatures
+    def sig(op, check="quant_block_size == 0", why="block_size must be 0 for per-tensor quantization."):
+        m = ORT_QDQ.format(op=op, check=check, why=why)
+        return signature(crash(m, stage="execute"), m)
+
+    assert sig("QuantizeLinear") == sig("DequantizeLinear")
+    assert sig("DequantizeLinear").endswith("onnxruntime::PrepareForQDQ quantize_linear.cc: quant_block_size == <n> "
+                                            "was false. block_size must be <n> for per-tensor quantization.")
+    assert sig("DequantizeLinear") != sig("DequantizeLinear", check="block_size > 0", why="block_size must be positive")
+    # a templated kernel: ORT prints its template arguments after the argument list
+    t = ("Status Message: /o/qlinearconv.cc:93 static std::vector<float> onnxruntime::QLinearConv<ActType>::"
+         "ComputeOutputScale(onnxruntime::OpKernelContext*, int64_t) [with ActType = unsigned char; int64_t = long int] "
+         "IsValidQuantParam(W_scale, M) was false. QLinearConv : filter scale shape invalid")
+    assert signature(crash(t, stage="execute"), t).endswith(
+        "onnxruntime::QLinearConv<ActType>::ComputeOutputScale qlinearconv.cc: IsValidQuantParam(W_scale, M) was false. "
+        "QLinearConv : filter scale shape invalid")
 
 
 def test_native_backtrace_frames_split_otherwise_equal_messages():
