@@ -9,13 +9,16 @@ after ``--``, e.g. ``fuzz.workers=1``) in a process of its own and samples it ev
   workers (those of the lanes and the background reducer's), others (multiprocessing's tracker);
 - open file descriptors (all of the campaign's processes together);
 - disk used by the store and by its log (campaign.jsonl and its parts);
-- tests/s over the last interval (the log's test records);
+- tests/s over the last interval (the log's test records); the CPU time the campaign's processes used per
+  test over it (ms), and the share of the machine's CPU time the hypervisor took (steal, /proc/stat): on a
+  VM whose host is busy, tests/s can fall while nnfuzz does the same work per test;
 - worker restarts (worker processes seen so far minus those alive), producer restarts (the log's
   ``producer_died``) and nnfuzz errors (the log's ``nnfuzz-error`` verdicts).
 
 Then it checks the issue's aims between the sample nearest minute 10 (half-way through shorter
 runs) and the last one: no long-lived process's RSS grows by more than 10 % (the median of up to 3 samples
-at each end); tests/s at the end within 10 % of then; 0 nnfuzz errors; the store's growth per hour.
+at each end); tests/s at the end within 10 % of then (with the CPU per test and the steal beside it, to
+tell nnfuzz slowing down from the machine giving it less); 0 nnfuzz errors; the store's growth per hour.
 Figures mean something only on a quiet machine (one campaign, nothing else running).
 """
 from __future__ import annotations
@@ -61,6 +64,21 @@ def fds(pid: int) -> int:
         return len(os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return 0
+
+
+def cpu_s(pid: int) -> float:
+    """User and system CPU seconds a live process has used (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
+def machine_ticks() -> tuple:
+    """(steal, total) CPU ticks of the whole machine since boot (/proc/stat's first line)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return ticks[7], sum(ticks)
 
 
 def du_mb(path: Path, pattern: str = "**/*") -> float:
@@ -115,6 +133,8 @@ class Sampler:
         self.t0 = time.monotonic()
         self.last_tests, self.last_t = 0, self.t0
         self.log_counts = LogCounts(out)
+        self.cpu_seen = {}  # pid: its CPU seconds at the last sample
+        self.ticks = machine_ticks()
 
     def sample(self) -> dict:
         now = time.monotonic()
@@ -128,10 +148,20 @@ class Sampler:
         workers = {p for p, v in procs.items() if v[0] == "worker"}
         self.workers_seen |= workers
         counts = self.log_counts()
-        rate = (counts["tests"] - self.last_tests) / max(1e-6, now - self.last_t)
+        tests = counts["tests"] - self.last_tests
+        rate = tests / max(1e-6, now - self.last_t)
         self.last_tests, self.last_t = counts["tests"], now
+        # CPU used since the last sample by the processes alive now (a process that ended since takes its last
+        # interval with it: a replaced producer's few seconds)
+        cpu = {pid: cpu_s(pid) for pid in procs}
+        used = sum(c - self.cpu_seen.get(pid, 0.0) for pid, c in cpu.items())
+        self.cpu_seen = cpu
+        ticks = machine_ticks()
+        steal = (ticks[0] - self.ticks[0]) / max(1, ticks[1] - self.ticks[1])
+        self.ticks = ticks
         row = {"min": (now - self.t0) / 60, "procs": procs, "fds": sum(v[3] for v in procs.values()),
                "store_mb": du_mb(self.out), "log_mb": du_mb(self.out, "campaign*.jsonl*"), "tests_s": rate,
+               "cpu_ms_per_test": 1000 * used / tests if tests else 0.0, "steal": steal,
                "worker_restarts": len(self.workers_seen) - len(workers), **counts}
         self.rows.append(row)
         return row
@@ -141,11 +171,11 @@ def fmt_row(row: dict) -> str:
     by = {r: [v for v in row["procs"].values() if v[0] == r] for r in ROLES}
     mem = "  ".join(f"{sum(v[1] for v in by[r]):6.0f}/{sum(v[2] for v in by[r]):6.0f} ({len(by[r])})" for r in ROLES)
     return (f"{row['min']:5.1f}  {mem}  {row['fds']:4d}  {row['store_mb']:8.1f}  {row['log_mb']:7.1f}  "
-            f"{row['tests_s']:7.2f}  {row['worker_restarts']:4d}  {row['producer_restarts']:4d}  {row['nnfuzz_errors']:4d}")
+            f"{row['tests_s']:7.2f}  {row['cpu_ms_per_test']:11.1f}  {100 * row['steal']:7.1f}  {row['worker_restarts']:4d}  {row['producer_restarts']:4d}  {row['nnfuzz_errors']:4d}")
 
 
 HEADER = ("  min  " + "  ".join(f"{r + ' RSS/PSS MiB (n)':>20s}" for r in ROLES)
-          + "   fds  store MB   log MB  tests/s  wrst  prst  errs")
+          + "   fds  store MB   log MB  tests/s  ms CPU/test  steal %  wrst  prst  errs")
 
 
 def aims(rows: list, minutes: float) -> list:
@@ -169,11 +199,17 @@ def aims(rows: list, minutes: float) -> list:
                          f"samples; single samples {ref['procs'][pid][1]:.0f} -> {last['procs'][pid][1]:.0f}) {flag}")
     window = [r for r in rows if r["min"] >= ref["min"]]
     lines.append(_producers_peak(ref, window))
-    early = sum(r["tests_s"] for r in window[:3]) / len(window[:3])
-    late = sum(r["tests_s"] for r in window[-3:]) / len(window[-3:])
+    def mean(key, part):
+        return sum(r.get(key, 0.0) for r in part) / len(part)
+
+    early, late = mean("tests_s", window[:3]), mean("tests_s", window[-3:])
     ok = early > 0 and abs(late / early - 1) <= AIM_GROWTH
     lines.append(f"tests/s: {early:.2f} near minute {ref['min']:.0f}, {late:.2f} at the end "
                  f"({'ok' if ok else 'CHANGED'}; means of up to 3 samples)")
+    lines.append(f"CPU per test: {mean('cpu_ms_per_test', window[:3]):.1f} ms near minute {ref['min']:.0f}, "
+                 f"{mean('cpu_ms_per_test', window[-3:]):.1f} at the end; the host's steal: "
+                 f"{100 * mean('steal', window[:3]):.1f} % then, {100 * mean('steal', window[-3:]):.1f} % at the end, "
+                 f"{100 * mean('steal', rows):.1f} % over the run")
     lines.append(f"nnfuzz errors: {last['nnfuzz_errors']} ({'ok' if last['nnfuzz_errors'] == 0 else 'NOT 0'})")
     hours = max(1e-6, (last["min"] - ref["min"]) / 60)
     lines.append(f"disk: store {last['store_mb']:.1f} MB (log {last['log_mb']:.1f} MB); "
