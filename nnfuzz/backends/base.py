@@ -139,9 +139,12 @@ class Backend:
     # or error class) and ``file`` (no other named groups); lines of its wrapping that are never the message; and, for an error
     # log listing several failed ops, the regex heading each op's block (group 1: the op) and the one
     # ending the list (only the first block is read); regexes whose group 1 is the name of the model's
-    # node that the error names as failing (triage/crash_prefix.py finds that node's prefix).
+    # node that the error names as failing (triage/crash_prefix.py finds that node's prefix); regexes whose
+    # group 1 is a value of the model that the system's optimized graph reads but no node of it gives any
+    # more (a pass removed its producer: crash_prefix.py charges that producer's op).
     error_ops: ClassVar[Tuple[str, ...]] = ()
     error_nodes: ClassVar[Tuple[str, ...]] = ()
+    error_dropped: ClassVar[Tuple[str, ...]] = ()
     error_checks: ClassVar[Tuple[str, ...]] = ()
     error_noise: ClassVar[Tuple[str, ...]] = ()
     error_blocks: ClassVar[Optional[Tuple[str, str]]] = None

@@ -32,6 +32,7 @@ class OrtBackend(Backend):
     quantized = 0.1  # QDQ graphs: its QDQ transformers and QLinear kernels (docs/quantization.md)
     known = ort_knowledge.KNOWN
     error_ops = ort_knowledge.ERROR_OPS
+    error_dropped = ort_knowledge.ERROR_DROPPED
     error_checks = ort_knowledge.ERROR_CHECKS
     repro_onnx = ort_knowledge.REPRO_ONNX
     issue_template = staticmethod(ort_knowledge.issue)

@@ -29,6 +29,9 @@ KNOWN = (
 )
 
 ERROR_OPS = (r"\bNode \([^)]*\) Op \((\w+)\)",)          # ``Node (Mul_3) Op (Mul)``
+# a fusion removed the node that gives a value and left a node reading it: kept 0001 (a Softplus), 0019 (a Pad
+# folded into a Conv's weight) and the LayerNorm fusion (a Div) all say only this, with the value's name
+ERROR_DROPPED = (r"Invalid model\. Node input '([^']+)' is not a graph input, initializer, or output of a previous node",)
 ERROR_CHECKS = (r"\[(?P<where>\w+Error|\w+Exception)\]",   # the bracketed error class: ``[ONNXRuntimeError]``
                 # an ORT_ENFORCE or ORT_THROW: ``/.../quantize_linear.cc:88 void onnxruntime::PrepareForQDQ(const
                 # TensorShape&, ...) quant_block_size == 0 was false.``: the function that checks (with its file),

@@ -140,7 +140,7 @@ class Checker:
         if not judged.verdict.is_bug:
             return None
         self.bug_meta = replay_meta(self.meta, judged, res, (lambda: loc.to_meta()) if loc is not None else None)
-        if (self.meta.root_cause or {}).get("method") in ("prefix", "signal") and judged.verdict.label == "crash":
+        if (self.meta.root_cause or {}).get("method") in ("prefix", "signal", "dropped") and judged.verdict.label == "crash":
             # the crash was charged to a node before the op its error names, or localized by its signal alone:
             # find that node in this candidate again (the recorded one may be gone, and the crash another bug's:
             # a reduction kept a Resize crash with no OneHot left, signed by the OneHot the original's prefix

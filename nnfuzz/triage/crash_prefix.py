@@ -8,6 +8,12 @@ dtype or presence is wrong on the system's own inputs (triage/local_error.py), e
 values, is the root cause (method "prefix"): a consumer fails on what it was given. The crash is signed as
 that node's inconsistency (dedup.node_fault), so one wrong node is one signature whichever consumer failed
 on it. When the prefix runs clean, or fails itself, the crash stays as the system reports it.
+
+An error that names a value the system's optimized graph reads while no node gives it any more
+(``Backend.error_dropped``: ORT's "Node input 'v0' is not a graph input, ...") is a pass that removed that
+value's producer and left a consumer: the root cause is the producer's op (method "dropped"; no run needed).
+Several fusions say only this, and the op they removed tells them apart (kept 0001 a Softplus, kept 0019 a
+Pad, the LayerNorm fusion a Div).
 """
 from __future__ import annotations
 
@@ -94,6 +100,23 @@ def crash_root_cause(gir: GraphIR, weights, inputs, onnx_model, failing_op: str,
     return {**found.root.name_by_model(head, getattr(model, "onnx", None)).to_meta("prefix"), "named": failing_op}
 
 
+def dropped_root(text: str, system, gir: Optional[GraphIR], onnx_model) -> Optional[dict]:
+    """BugMeta.root_cause of a crash whose error names a value that no node gives after the system's passes
+    (see the module): its producer in the model, method "dropped"; None when the error names none, or the
+    model has no node giving it."""
+    from nnfuzz.triage.onnx_nodes import instruction_of
+    from nnfuzz.triage.rootcause import dropped_value
+
+    var = dropped_value(text, system)
+    node = next((n for n in onnx_model.graph.node if var in n.output), None) if var else None
+    if node is None:
+        return None
+    k = instruction_of(gir, onnx_model, node) if gir is not None else None
+    return {"op": node.op_type, "system_op": node.op_type, "dtype": None, "index": k, "var": var, "kind": None,
+            "method": "dropped", "note": f"the system's passes removed the {node.op_type} that gives {var}, and a "
+                                         "node still reads it"}
+
+
 def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs, model_bytes: Optional[bytes],
                   run: Callable, widened=(), result: Optional[Callable] = None) -> Optional[dict]:
     """``crash_root_cause`` for a saved or about-to-be-saved crash (its BugMeta and error text); None for a
@@ -120,6 +143,9 @@ def crash_root_of(meta, err_text: str, gir_text: Optional[str], weights, inputs,
         return None
     op, _ = root_cause(str(meta.summary), err_text)  # (as dedup.signature reads it)
     model, gir = onnx.load_model_from_string(model_bytes), GraphIR.loads(gir_text)
+    dropped = dropped_root(err_text or str(meta.summary), meta.system, gir, model)
+    if dropped is not None:
+        return dropped
     # the node the error names where it names one (of several Pads, the one that failed), else by the op
     at = instruction_of_node(failing_node(err_text or str(meta.summary), meta.system), gir, model)
     if at is None and not op:

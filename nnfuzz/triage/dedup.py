@@ -10,8 +10,9 @@ Signatures:
 - other crashes / timeouts: system | symptom | stage (| backward: a gradient test's backward graph failed,
   oracles/grad.py) | exception type | the op the system names | its
   innermost check with the first line of message after it (triage/rootcause.py), with numbers, hex
-  addresses, paths, quoted names, graph names and ONNX node names stripped | the function names of the
-  top three frames of a native backtrace; a crash known only by its signal (triage/signal_crash.py) adds
+  addresses, paths, quoted names, graph names and ONNX node names stripped (| ``dropped <op>``: the error
+  names a value whose producer, of that op, the system's passes removed, root_cause method ``dropped``) |
+  the function names of the top three frames of a native backtrace; a crash known only by its signal (triage/signal_crash.py) adds
   ``at`` the op it localizes to (root_cause method ``signal``) and the crashing thread's Python frames:
   the system's top three and nnfuzz's op lowering under them (``op linear._matmul``);
 - inconsistency: system | inconsistency | the root-cause op (meta.json ``root_cause``: the first node
@@ -61,7 +62,9 @@ SIGNATURE_VERSION = 19  # 2: Relax's first binding (lv) normalizes like lv7; 3: 
 # 17: the QDQ writer's names for a temp's Q and DQ values (_resh15_q) are variables, as v6_q is: kept 0100 was
 # signed 3 ways; 18: ORT's "in node (X)" is any node (an ORT pass's gemm_input_reshape_arg_q signed 0100 again),
 # and the types in ORT's dump of a node it rejects are not part of it; 19: an ORT_ENFORCE's function, file and
-# condition, not the op whose kernel ran it (kept 0105 once per QuantizeLinear and DequantizeLinear)
+# condition, not the op whose kernel ran it (kept 0105 once per QuantizeLinear and DequantizeLinear); a crash on a
+# value whose producer a pass removed names that producer's op (``dropped Softplus``: kept 0001, 0019 and the
+# LayerNorm fusion said the same "Node input ... is not a graph input")
 
 # root_cause methods that name the node a fault is in (triage/localize.py, truncate.py, crash_prefix.py)
 NODE_METHODS = ("local-error", "cut", "truncate")
@@ -143,6 +146,8 @@ def signature(meta, err_log: str = "") -> str:
     message = normalize(inner or (summary[m.end():] if m else summary))[:160]
     frames = [normalize(f.split("(")[0])[:80] for f in _FRAME.findall(err_log)[:3]]  # names, not arguments
     parts = [system, symptom, stage, etype] + ([op] if op else []) + [message]
+    if root and root.get("method") == "dropped":  # a pass removed this op's node and left a reader (crash_prefix.py)
+        parts.append(f"dropped {root_op(root)}")
     if meta.signal:
         parts.append(f"signal {meta.signal}")
     if signal_only(meta, err_log):  # nothing but the signal: where it died tells one fault from another

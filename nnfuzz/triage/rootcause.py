@@ -44,6 +44,7 @@ class _Patterns:
 
         self.ops = [re.compile(p) for p in each("error_ops")]
         self.nodes = [re.compile(p) for p in each("error_nodes")]
+        self.dropped = [re.compile(p) for p in each("error_dropped")]
         checks = each("error_checks")
         self.check = re.compile("|".join(f"(?:{p.replace('(?P<where>', f'(?P<w{i}>').replace('(?P<file>', f'(?P<f{i}>')})"
                                          for i, p in enumerate(checks)) or r"(?!)")
@@ -102,6 +103,16 @@ def failing_node(text: str, system: Optional[str] = None) -> str:
     block = _first_block(text, system)
     for pattern in _patterns(system).nodes:
         m = pattern.search(block)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def dropped_value(text: str, system: Optional[str] = None) -> str:
+    """The model's value that the system's error says its optimized graph reads with no node giving it
+    (``Backend.error_dropped``), or ""."""
+    for pattern in _patterns(system).dropped:
+        m = pattern.search(text)
         if m:
             return m.group(1)
     return ""
