@@ -11,7 +11,11 @@ possible), and the first whose output has the wrong shape or dtype, or is missin
 (method "truncate", its kind the difference's: shape, dtype, missing).
 
 A node that the system rewrites away only when it is not the graph's output (ONNX Runtime's
-EliminateSlice, bugs/kept/0046) is then charged to the consumer that first shows the wrong shape.
+EliminateSlice, bugs/kept/0046) first shows its wrong shape in the node that reads it. Where that node's
+shape rule, applied to the shape of the removed node's own input, gives exactly the shape it gave, it read
+its input as if that node were not there: the removed node is charged. (Otherwise one such fault came
+under a signature per consumer: Exp, HardSigmoid, Transpose, Elu, ...; kept 0020, a Transpose after a
+Slice that is wrong for another reason, keeps its consumer.)
 
 At most ``MAX_RUNS`` models are run (one compile each), only the nodes that feed a wrong output.
 """
@@ -47,6 +51,29 @@ def truncated(gir: GraphIR, k: int) -> GraphIR:
     return gir.sub(keep, [v for v in gir.insts[k].outputs if not gir.vars[v].dtype.quant_only])
 
 
+def _skipped_before(gir: GraphIR, k: int, seen: List[int]) -> Optional[int]:
+    """The instruction that makes node ``k``'s one input, where ``k``'s shape rule applied to that
+    instruction's own input gives the dims ``seen`` that ``k`` gave: ``k`` read its input as if the
+    instruction were not there (see the module); None otherwise."""
+    from nnfuzz.abstract.tensor import AbsTensor
+    from nnfuzz.errors import OpDefinitionError
+
+    inst = gir.insts[k]
+    made = {v: j for j, other in enumerate(gir.insts) for v in other.outputs}
+    if len(inst.inputs) != 1 or inst.inputs[0] not in made:
+        return None
+    j = made[inst.inputs[0]]
+    x, y = gir.vars[inst.inputs[0]], gir.vars[gir.insts[j].inputs[0]] if gir.insts[j].inputs else None
+    if y is None or y.ndims != x.ndims or y.dtype != x.dtype or list(y.shape) == list(x.shape) \
+            or not all(isinstance(d, int) for d in y.shape):
+        return None  # (k's rule takes no input of another rank or dtype; an input of x's shape tells nothing)
+    try:
+        out = inst.op.checked_type_transfer([AbsTensor(list(y.shape), x.dtype)])
+    except OpDefinitionError:  # k's rule refuses that shape: it cannot have read it
+        return None
+    return j if [int(d) for d in out[0].shape] == seen else None
+
+
 def first_wrong_shape(gir: GraphIR, weights, inputs, run: Callable, wrong: Iterable[str], export=True) -> Optional[dict]:
     """BugMeta.root_cause: the first node feeding the ``wrong`` outputs whose output, with the graph cut
     after it, has the wrong shape or dtype or is missing (see the module); None when no cut shows it."""
@@ -75,6 +102,15 @@ def first_wrong_shape(gir: GraphIR, weights, inputs, run: Callable, wrong: Itera
             seen = "no output" if kind == "missing" else (f"{list(np.shape(got[v]))}" if kind == "shape"
                                                            else str(np.asarray(got[v]).dtype))
             want = list(np.shape(ref[v])) if kind != "dtype" else str(np.asarray(ref[v]).dtype)
+            j = _skipped_before(gir, k, list(np.shape(got[v]))) if kind == "shape" else None
+            if j is not None:
+                x, made = inst.inputs[0], gir.insts[j]
+                system_op = single_op(head, getattr(model, "onnx", None), x)
+                return {"op": made.op.name, "dtype": gir.vars[x].dtype.value, "kind": kind, "index": j, "var": x,
+                        "method": "truncate", **({"system_op": system_op} if system_op else {}),
+                        "note": f"with the graph cut after {inst.op.name}, its output {v} is {seen} where {want} is "
+                                f"right: what {inst.op.name} gives {made.op.name}'s input, as if the {made.op.name} were "
+                                f"not there, though {x} ({made.op.name}'s output) is right as the graph's output"}
             return {"op": inst.op.name, "dtype": gir.vars[v].dtype.value, "kind": kind, "index": k, "var": v,
                     "method": "truncate", **({"system_op": system_op} if system_op else {}),
                     "note": f"with the graph cut after it, {v} ({inst.op.name}'s output) is {seen}, the op gives {want}"}
